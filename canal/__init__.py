@@ -1,0 +1,45 @@
+"""canal: Markdown workflows compiled into resumable LangGraph graphs around an LLM agent.
+
+The public API is what ``__all__`` lists; everything else is internal. Importing ``canal``
+has no side effects and does not import LangGraph's graph engine.
+"""
+
+from canal.errors import (
+    CanalError,
+    ConfigError,
+    InvalidName,
+    NotFound,
+    Problem,
+    RunNotFound,
+    RunStateError,
+    TemplateError,
+    ToolError,
+    UsageError,
+    WorkflowInvalid,
+    WorkflowNotFound,
+)
+from canal.runtime import Canal, Envelope, StepView
+from canal.tools import PythonTools, ToolClient
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Canal",
+    "CanalError",
+    "ConfigError",
+    "Envelope",
+    "InvalidName",
+    "NotFound",
+    "Problem",
+    "PythonTools",
+    "RunNotFound",
+    "RunStateError",
+    "StepView",
+    "TemplateError",
+    "ToolClient",
+    "ToolError",
+    "UsageError",
+    "WorkflowInvalid",
+    "WorkflowNotFound",
+    "__version__",
+]

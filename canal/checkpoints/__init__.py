@@ -1,0 +1,83 @@
+"""Where runs live: a LangGraph checkpointer chosen by URL, plus canal's small run registry.
+
+URLs:
+
+* ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` (the default is
+  ``sqlite:///.canal/state.db`` under the canal home); a bare path ending in ``.db`` or
+  ``.sqlite`` means the same.
+* ``memory:`` keeps everything in this process only (tests, notebooks).
+* ``postgresql://...`` uses ``langgraph-checkpoint-postgres`` (install ``canal[postgres]``).
+
+The registry records each run's thread id, workflow and creation time, so ``runs`` can list
+runs without scanning every checkpoint. It lives in the same database as the checkpoints.
+Opening a store for reading never creates a database file.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from canal.errors import ConfigError
+
+
+class RunRecord(tuple):
+    """``(thread_id, workflow, created_at)`` of one registered run."""
+
+    __slots__ = ()
+
+    def __new__(cls, thread_id: str, workflow: str, created_at: str) -> "RunRecord":
+        return super().__new__(cls, (thread_id, workflow, created_at))
+
+    thread_id = property(lambda self: self[0])
+    workflow = property(lambda self: self[1])
+    created_at = property(lambda self: self[2])
+
+
+class Store(Protocol):
+    """A checkpointer plus the run registry, behind one small interface."""
+
+    def saver(self) -> Any:
+        """The LangGraph checkpointer (created, with its tables, on first use)."""
+        ...
+
+    def register(self, thread_id: str, workflow: str, created_at: str) -> bool:
+        """Record a new run; False when the thread id is already taken."""
+        ...
+
+    def lookup(self, thread_id: str) -> RunRecord | None:
+        ...
+
+    def records(self) -> list[RunRecord]:
+        """Every registered run, oldest first."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+def open_store(url: Any) -> Store:
+    """The store for a checkpointer URL or a LangGraph saver object; a bad URL is a ConfigError."""
+    if not isinstance(url, str):
+        from canal.checkpoints.memory import SaverStore
+
+        return SaverStore(url)
+    if url in ("memory", "memory:", "memory://"):
+        from canal.checkpoints.memory import SaverStore
+
+        return SaverStore()
+    if url.startswith(("postgresql://", "postgres://")):
+        from canal.checkpoints.postgres import PostgresStore
+
+        return PostgresStore(url)
+    if url.startswith("sqlite:///"):
+        from canal.checkpoints.sqlite import SqliteStore
+
+        return SqliteStore(url[len("sqlite:///"):])
+    if "://" not in url and url.endswith((".db", ".sqlite", ".sqlite3")):
+        from canal.checkpoints.sqlite import SqliteStore
+
+        return SqliteStore(url)
+    raise ConfigError(
+        f"checkpointer {url!r} is not a supported URL (use sqlite:///path.db, memory: "
+        "or postgresql://...)"
+    )

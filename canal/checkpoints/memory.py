@@ -1,0 +1,50 @@
+"""A store over any LangGraph checkpointer instance, with no table of its own.
+
+Used for ``memory:`` and when a caller hands ``Canal`` a saver object. Run listing scans the
+saver's checkpoints, which is fine in one process and slow for large databases; the SQLite
+and PostgreSQL stores keep a registry table instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from canal.checkpoints import RunRecord
+
+
+class SaverStore:
+    def __init__(self, saver: Any = None) -> None:
+        if saver is None:
+            from langgraph.checkpoint.memory import InMemorySaver
+
+            saver = InMemorySaver()
+        self._saver = saver
+        self._new: dict[str, RunRecord] = {}
+
+    def saver(self) -> Any:
+        return self._saver
+
+    def register(self, thread_id: str, workflow: str, created_at: str) -> bool:
+        if self.lookup(thread_id) is not None:
+            return False
+        self._new[thread_id] = RunRecord(thread_id, workflow, created_at)
+        return True
+
+    def lookup(self, thread_id: str) -> RunRecord | None:
+        if thread_id in self._new:
+            return self._new[thread_id]
+        return next((r for r in self.records() if r.thread_id == thread_id), None)
+
+    def records(self) -> list[RunRecord]:
+        found: dict[str, RunRecord] = dict(self._new)
+        for item in self._saver.list(None):
+            thread_id = item.config["configurable"]["thread_id"]
+            values = item.checkpoint.get("channel_values", {})
+            if item.config["configurable"].get("checkpoint_ns") or "workflow" not in values:
+                continue
+            # list() runs newest first, so the last write per thread is its oldest checkpoint
+            found[thread_id] = RunRecord(thread_id, values["workflow"], item.checkpoint["ts"])
+        return sorted(found.values(), key=lambda r: (r.created_at, r.thread_id))
+
+    def close(self) -> None:
+        """Nothing to release: the saver belongs to whoever created it."""

@@ -1,0 +1,77 @@
+"""PostgreSQL store: ``PostgresSaver`` and the registry table in the same database.
+
+Connections use ``autocommit=True`` and ``prepare_threshold=0`` as the saver requires; its
+tables and canal's are created on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from canal.checkpoints import RunRecord
+from canal.errors import ConfigError
+
+_REGISTRY = """CREATE TABLE IF NOT EXISTS canal_runs (
+    thread_id TEXT PRIMARY KEY, workflow TEXT NOT NULL, created_at TEXT NOT NULL)"""
+
+
+class PostgresStore:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._conn: Any = None
+        self._saver: Any = None
+
+    def _connect(self) -> Any:
+        if self._conn is None:
+            try:
+                import psycopg
+            except ImportError as exc:
+                raise ConfigError("PostgreSQL needs the extra: pip install 'canal[postgres]'") from exc
+            try:
+                self._conn = psycopg.connect(self.url, autocommit=True, prepare_threshold=0)
+                self._conn.execute(_REGISTRY)
+            except psycopg.Error as exc:
+                raise ConfigError(f"cannot connect to PostgreSQL: {exc}") from exc
+        return self._conn
+
+    def saver(self) -> Any:
+        if self._saver is None:
+            from langgraph.checkpoint.postgres import PostgresSaver
+            from psycopg.rows import dict_row
+
+            conn = self._connect()
+            conn.row_factory = dict_row
+            self._saver = PostgresSaver(conn)
+            self._saver.setup()
+        return self._saver
+
+    def register(self, thread_id: str, workflow: str, created_at: str) -> bool:
+        cursor = self._connect().execute(
+            "INSERT INTO canal_runs VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+            (thread_id, workflow, created_at),
+        )
+        return cursor.rowcount == 1
+
+    def lookup(self, thread_id: str) -> RunRecord | None:
+        row = self._connect().cursor().execute(
+            "SELECT thread_id, workflow, created_at FROM canal_runs WHERE thread_id = %s",
+            (thread_id,),
+        ).fetchone()
+        return _record(row) if row else None
+
+    def records(self) -> list[RunRecord]:
+        rows = self._connect().cursor().execute(
+            "SELECT thread_id, workflow, created_at FROM canal_runs ORDER BY created_at, thread_id"
+        ).fetchall()
+        return [_record(row) for row in rows]
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = self._saver = None
+
+
+def _record(row: Any) -> RunRecord:
+    if isinstance(row, dict):
+        return RunRecord(row["thread_id"], row["workflow"], row["created_at"])
+    return RunRecord(*row)

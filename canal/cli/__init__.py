@@ -1,0 +1,1 @@
+"""The command line; ``canal.cli.main:main`` is the console script."""

@@ -1,0 +1,140 @@
+"""One handler per command: read arguments, call one ``Canal`` method, return a document."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable
+
+from canal.errors import UsageError
+
+
+def _canal(args: argparse.Namespace) -> Any:
+    from canal.runtime.canal import Canal
+
+    return Canal(workflows=args.workflows, home=args.home, checkpointer=args.checkpointer)
+
+
+def _gate_data(args: argparse.Namespace) -> Any:
+    """The submission from --gate-data or --gate-file (``-`` is stdin); none means ``{}``."""
+    if args.gate_data is not None and args.gate_file is not None:
+        raise UsageError("give --gate-data or --gate-file, not both")
+    if args.gate_file is not None:
+        source = "--gate-file"
+        try:
+            if args.gate_file == "-":
+                text = sys.stdin.read()
+            else:
+                with open(args.gate_file, encoding="utf-8") as handle:
+                    text = handle.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--gate-file: cannot read {args.gate_file}: {exc}") from exc
+    elif args.gate_data is not None:
+        source, text = "--gate-data", args.gate_data
+    else:
+        return {}
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{source} is not valid JSON: {exc}") from exc
+
+
+def validate(args: argparse.Namespace) -> dict[str, Any]:
+    from canal.config import load_settings
+    from canal.spec import check_workflow, list_workflows, workflow_dir
+
+    root = load_settings(workflows=args.workflows).workflows
+    names = args.names or list_workflows(root)
+    reports = []
+    for name in names:
+        _, problems = check_workflow(workflow_dir(root, name))
+        reports.append({"workflow": name, "valid": not problems,
+                        "problems": [p.to_json() for p in problems]})
+        for problem in problems:
+            print(f"{name}/{problem}", file=sys.stderr)
+    count = sum(len(r["problems"]) for r in reports)
+    return {"status": "invalid" if count else "ok", "problem_count": count, "workflows": reports}
+
+
+def start(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.start(args.workflow, thread_id=args.thread_id).to_json()
+
+
+def advance(args: argparse.Namespace) -> dict[str, Any]:
+    data = _gate_data(args)
+    with _canal(args) as canal:
+        return canal.advance(args.thread_id, data).to_json()
+
+
+def current(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.current(args.thread_id).to_json()
+
+
+def runs(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        found = canal.runs()
+    if args.status:
+        found = [r for r in found if r["status"] == args.status]
+    return {"status": "ok", "count": len(found), "runs": found}
+
+
+def abort(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.abort(args.thread_id).to_json()
+
+
+def graph(args: argparse.Namespace) -> dict[str, Any]:
+    from canal.graphs.compile import compile_graph
+
+    with _canal(args) as canal:
+        spec = canal.workflow(args.workflow)
+    mermaid = compile_graph(spec).get_graph().draw_mermaid()
+    return {"status": "ok", "workflow": spec.name, "mermaid": mermaid}
+
+
+def _no_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command takes only the common options."""
+
+
+def _workflow(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("workflow", help="workflow name (a folder in the workflows folder)")
+
+
+def _thread(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("thread_id", metavar="THREAD", help="the run's thread id")
+
+
+def _start_arguments(parser: argparse.ArgumentParser) -> None:
+    _workflow(parser)
+    parser.add_argument("--thread-id", help="use this thread id instead of a generated one")
+
+
+def _advance_arguments(parser: argparse.ArgumentParser) -> None:
+    _thread(parser)
+    parser.add_argument("--gate-data", metavar="JSON", help="the step's data as inline JSON")
+    parser.add_argument("--gate-file", metavar="PATH", help="read the data from a file ('-': stdin)")
+
+
+def _validate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="*", metavar="WORKFLOW",
+                        help="workflows to check (default: all)")
+
+
+def _runs_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--status", help="only runs with this status (e.g. awaiting_input)")
+
+
+Handler = Callable[[argparse.Namespace], dict[str, Any]]
+COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None]]] = [
+    ("validate", validate, "check workflow definitions and report every problem",
+     _validate_arguments),
+    ("start", start, "start a run of a workflow", _start_arguments),
+    ("advance", advance, "submit the current step's data", _advance_arguments),
+    ("current", current, "show where a run stands", _thread),
+    ("runs", runs, "list runs", _runs_arguments),
+    ("abort", abort, "abort a run", _thread),
+    ("graph", graph, "the compiled graph of a workflow as Mermaid text", _workflow),
+]

@@ -1,0 +1,105 @@
+"""``canal``: the agent-facing command line. Parsing and printing only.
+
+Every command prints one JSON document on stdout and exits with the code of its outcome;
+diagnostics go to stderr; a traceback never reaches the user (set ``CANAL_DEBUG=1`` to see
+one for an unexpected error).
+
+Exit codes:
+  0  success
+  1  unexpected internal error
+  2  usage: bad arguments, malformed JSON, a name that is not a plain name
+  3  the submission was rejected by the step's gate (nothing changed)
+  4  unknown workflow or thread
+  5  invalid workflow definition
+  6  the run cannot take this action (finished run, taken thread id)
+  7  a tool failed; the run is parked as failed
+  8  configuration error
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from typing import Any, Sequence
+
+from canal.errors import CanalError, UsageError
+
+EXIT_BY_STATUS = {"rejected": 3, "failed": 7}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError instead of printing usage and exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--workflows", default=default, metavar="DIR",
+                        help="folder of workflow folders (default ./workflows)")
+    parser.add_argument("--home", default=default, metavar="DIR",
+                        help="state folder (default ./.canal)")
+    parser.add_argument("--checkpointer", default=default, metavar="URL",
+                        help="sqlite:///path.db, memory: or postgresql://...")
+    parser.add_argument("--pretty", action="store_true",
+                        default=argparse.SUPPRESS if suppress else False,
+                        help="indent the JSON output")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from canal.cli import commands
+
+    parser = _Parser(prog="canal", description="Run Markdown workflows around an LLM agent.")
+    _common(parser, suppress=False)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, handler, help_text, add_arguments in commands.COMMANDS:
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        _common(command, suppress=True)
+        add_arguments(command)
+        command.set_defaults(handler=handler)
+    return parser
+
+
+def emit(document: Any, pretty: bool) -> None:
+    text = json.dumps(document, ensure_ascii=False, indent=2 if pretty else None)
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit code."""
+    pretty = "--pretty" in (argv if argv is not None else sys.argv[1:])
+    try:
+        args = build_parser().parse_args(argv)
+        document = args.handler(args)
+    except CanalError as exc:
+        emit(exc.to_json(), pretty)
+        print(f"canal: {exc.message}", file=sys.stderr)
+        for problem in getattr(exc, "problems", ()):
+            print(f"  {problem}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        emit({"status": "error", "error": {"code": "interrupted", "message": "interrupted"}},
+             pretty)
+        return 130
+    except Exception as exc:  # the last boundary: no traceback for the user
+        if os.environ.get("CANAL_DEBUG"):
+            traceback.print_exc()
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        emit({"status": "error", "error": {"code": "internal", "message": message}}, pretty)
+        print(f"canal: {message} (set CANAL_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 1
+    emit(document, pretty)
+    status = document.get("status") if isinstance(document, dict) else None
+    if args.command in ("start", "advance", "abort"):
+        return EXIT_BY_STATUS.get(status, 0)
+    return 5 if status == "invalid" else 0
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,144 @@
+"""Every exception canal raises on purpose.
+
+::
+
+    CanalError                    base; carries a stable ``code`` and a CLI ``exit_code``
+    ├── UsageError                bad command line or malformed JSON input        (exit 2)
+    ├── InvalidName               a workflow or thread name outside the safe set  (exit 2)
+    ├── NotFound                                                                 (exit 4)
+    │   ├── WorkflowNotFound      no such folder in the workflows directory
+    │   └── RunNotFound           no run with that thread id
+    ├── WorkflowInvalid           loading or static validation found problems     (exit 5)
+    ├── RunStateError             the run cannot take this action (finished, ...) (exit 6)
+    ├── ConfigError               unreadable or contradictory configuration       (exit 8)
+    └── ToolError                 a tool call failed                              (exit 7)
+        └── TemplateError         a reference could not be resolved at run time
+
+Third-party exceptions are translated into this tree once, where canal calls the
+third party, with ``raise ... from exc``. The CLI maps classes to exit codes in one
+place (``CanalError.exit_code``); library code never calls ``sys.exit``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "CanalError",
+    "ConfigError",
+    "InvalidName",
+    "NotFound",
+    "Problem",
+    "RunNotFound",
+    "RunStateError",
+    "TemplateError",
+    "ToolError",
+    "UsageError",
+    "WorkflowInvalid",
+    "WorkflowNotFound",
+]
+
+
+class CanalError(Exception):
+    """Base of every error canal raises on purpose."""
+
+    code = "error"
+    exit_code = 1
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_json(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        error.update({k: v for k, v in self.details.items() if v is not None})
+        return {"status": "error", "error": error}
+
+
+class UsageError(CanalError):
+    code = "usage"
+    exit_code = 2
+
+
+class InvalidName(CanalError):
+    code = "invalid_name"
+    exit_code = 2
+
+
+class NotFound(CanalError):
+    code = "not_found"
+    exit_code = 4
+
+
+class WorkflowNotFound(NotFound):
+    code = "unknown_workflow"
+
+
+class RunNotFound(NotFound):
+    code = "unknown_thread"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a workflow definition: where, which key, what text, why."""
+
+    path: str
+    message: str
+    key: str | None = None
+    text: str | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        parts = [where]
+        if self.key:
+            parts.append(self.key)
+        if self.text is not None:
+            parts.append(self.text)
+        parts.append(self.message)
+        return ": ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"path": self.path, "line": self.line, "key": self.key, "text": self.text,
+                "message": self.message, "problem": str(self)}
+        return {k: v for k, v in data.items() if v is not None}
+
+
+class WorkflowInvalid(CanalError):
+    code = "invalid_workflow"
+    exit_code = 5
+
+    def __init__(self, workflow: str, problems: list[Problem]) -> None:
+        noun = "problem" if len(problems) == 1 else "problems"
+        super().__init__(f"workflow {workflow!r} has {len(problems)} {noun}", workflow=workflow)
+        self.workflow = workflow
+        self.problems = list(problems)
+
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        data["error"]["problems"] = [p.to_json() for p in self.problems]
+        return data
+
+
+class RunStateError(CanalError):
+    code = "invalid_state"
+    exit_code = 6
+
+
+class ConfigError(CanalError):
+    code = "config"
+    exit_code = 8
+
+
+class ToolError(CanalError):
+    """A tool call did not produce a result. ``message`` is what the tool (or canal) said."""
+
+    code = "tool_error"
+    exit_code = 7
+
+
+class TemplateError(ToolError):
+    code = "template_error"
+

@@ -1,0 +1,1 @@
+"""Spec -> LangGraph ``StateGraph``."""

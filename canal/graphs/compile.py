@@ -1,0 +1,43 @@
+"""Compile a ``WorkflowSpec`` into a LangGraph ``StateGraph``: one node per step.
+
+Automated steps get a second node, ``<id>.recover``, where a failed call parks the run.
+Nodes route with ``Command(goto=...)``, so the edges are declared as node destinations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from canal.graphs.state import RunState
+from canal.nodes.automated import RunContext, automated, recovery
+from canal.nodes.base import recovery_node
+from canal.nodes.interactive import interactive
+from canal.nodes.notification import notification
+from canal.spec.models import WorkflowSpec
+
+
+FACTORIES = {"interactive": interactive, "automated": automated, "notification": notification}
+
+
+def build_graph(spec: WorkflowSpec) -> StateGraph:
+    """The uncompiled graph of ``spec`` (steps in file order)."""
+    builder = StateGraph(RunState, context_schema=RunContext)
+    for step in spec.steps:
+        next_id = spec.next_id(step.id)
+        after = next_id or END
+        node = FACTORIES[step.type](step, next_id)
+        if step.type == "automated":
+            builder.add_node(step.id, node, destinations=(after, recovery_node(step.id)))
+            builder.add_node(recovery_node(step.id), recovery(step, next_id),
+                             destinations=tuple(dict.fromkeys((step.id, after, END))))
+        else:
+            builder.add_node(step.id, node, destinations=tuple(dict.fromkeys((after, END))))
+    builder.add_edge(START, spec.steps[0].id)
+    return builder
+
+
+def compile_graph(spec: WorkflowSpec, checkpointer: Any = None) -> Any:
+    """``build_graph(spec)`` compiled with ``checkpointer`` (None for a served graph)."""
+    return build_graph(spec).compile(checkpointer=checkpointer, name=spec.name)

@@ -1,0 +1,112 @@
+"""Gate checks: does submitted data complete a step?
+
+Rules, in order (DESIGN.md §3): the submission must be a JSON object; undeclared fields
+are dropped and reported; ``null`` counts as absent; required fields that are absent are
+listed as missing; present fields are checked for type, enum, pattern and bounds; optional
+absent fields with a default receive it. Any missing field or error rejects the whole
+submission, and a rejection never reaches the graph.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from canal.spec.models import FieldSpec
+
+ACTION_GATE: dict[str, FieldSpec] = {
+    "action": FieldSpec(
+        type="string", required=True, enum=("retry", "skip", "abort"),
+        desc="retry the failed call, skip the step (its result stays empty) or abort the run",
+    )
+}
+
+
+@dataclass
+class GateCheck:
+    """The outcome of checking one submission against a gate."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+    @property
+    def accepted(self) -> bool:
+        return not self.missing and not self.errors
+
+
+def check_gate(schema: Mapping[str, FieldSpec], submitted: Any) -> GateCheck:
+    """Check ``submitted`` against ``schema``; never raises for any JSON value."""
+    check = GateCheck()
+    if not isinstance(submitted, Mapping):
+        kind = type(submitted).__name__ if submitted is not None else "null"
+        check.errors.append({"field": "", "message": f"expected a JSON object, got {kind}"})
+        return check
+    for name in submitted:
+        if name not in schema:
+            check.dropped.append(str(name))
+    for name, spec in schema.items():
+        value = submitted.get(name)
+        if value is None:
+            if spec.required:
+                check.missing.append(name)
+            elif spec.default is not None:
+                check.data[name] = spec.default
+            continue
+        message = field_error(spec, value)
+        if message:
+            check.errors.append({"field": name, "message": message})
+        else:
+            check.data[name] = value
+    return check
+
+
+def field_error(spec: FieldSpec, value: Any) -> str | None:
+    """Why ``value`` does not fit ``spec``, or None when it does."""
+    kind = _json_type(value)
+    if not (kind == spec.type or (spec.type == "number" and kind == "integer")):
+        return f"expected {spec.type}, got {kind}"
+    if spec.enum is not None and value not in spec.enum:
+        return f"must be one of: {', '.join(map(_show, spec.enum))}"
+    if spec.pattern is not None and not re.search(spec.pattern, value):
+        return f"does not match the pattern {spec.pattern}"
+    size, unit = _measure(value)
+    if spec.min is not None and size < spec.min:
+        return f"must be at least {_show(spec.min)}{unit}"
+    if spec.max is not None and size > spec.max:
+        return f"must be at most {_show(spec.max)}{unit}"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def _measure(value: Any) -> tuple[float, str]:
+    if isinstance(value, str):
+        return len(value), " characters"
+    if isinstance(value, (list, tuple)):
+        return len(value), " items"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value, ""
+    return 0, ""
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

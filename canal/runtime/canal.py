@@ -1,0 +1,230 @@
+"""``Canal``: the one object every interface (CLI, LangChain tools, servers) calls.
+
+Each method is one operation on a run and returns an ``Envelope``. Writing operations
+(``start``, ``advance``, ``abort``) compile the workflow's graph; reading ones (``current``,
+``runs``) only read the latest checkpoint, so they never import LangGraph's graph engine.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+from canal.checkpoints import Store, open_store
+from canal.config import Settings, load_settings
+from canal.errors import RunNotFound, RunStateError, WorkflowNotFound
+from canal.nodes.gate import check_gate
+from canal.runtime.envelope import (
+    Envelope,
+    completed_steps,
+    envelope_of,
+    gate_of,
+    missing_fields,
+)
+from canal.spec.loader import check_name, list_workflows, load_workflow, workflow_dir
+from canal.spec.models import WorkflowSpec
+from canal.tools.client import PythonTools, ToolClient
+
+FINISHED = ("completed", "aborted")
+
+
+class Canal:
+    """Start, advance, inspect and abort workflow runs.
+
+    Every argument is optional and defaults as the CLI does (see ``canal.config``):
+    ``workflows`` is the folder of workflow folders, ``home`` the state folder,
+    ``checkpointer`` a URL (``sqlite:///...``, ``memory:``, ``postgresql://...``) or a
+    LangGraph checkpointer object, ``tools`` the ``ToolClient`` automated steps call.
+    """
+
+    def __init__(self, workflows: str | Path | None = None, home: str | Path | None = None,
+                 checkpointer: Any = None, tools: ToolClient | None = None,
+                 settings: Settings | None = None) -> None:
+        self.settings = settings or load_settings(workflows=workflows, home=home,
+                                                  checkpointer=checkpointer)
+        self.tools: ToolClient = tools or PythonTools(self.settings.python_tools)
+        self._store: Store | None = None
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = open_store(self.settings.checkpointer)
+        return self._store
+
+    def close(self) -> None:
+        """Close the database connection (the object can still be used; it reopens)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> "Canal":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def workflow(self, name: str) -> WorkflowSpec:
+        """The validated spec of workflow ``name`` (WorkflowInvalid lists every problem)."""
+        return load_workflow(workflow_dir(self.settings.workflows, name))
+
+    def workflows(self) -> list[str]:
+        return list_workflows(self.settings.workflows)
+
+    @staticmethod
+    def _config(thread_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": thread_id}}
+
+    def _values(self, thread_id: str) -> dict[str, Any]:
+        check_name(thread_id, "thread")
+        if self.store.lookup(thread_id) is None:
+            raise RunNotFound(f"no run with thread id {thread_id!r}", thread_id=thread_id)
+        found = self.store.saver().get_tuple(self._config(thread_id))
+        if found is None:
+            raise RunNotFound(f"run {thread_id!r} has no saved state", thread_id=thread_id)
+        return dict(found.checkpoint["channel_values"])
+
+    def _run(self, thread_id: str) -> tuple[WorkflowSpec, dict[str, Any]]:
+        values = self._values(thread_id)
+        try:
+            return self.workflow(values["workflow"]), values
+        except WorkflowNotFound as exc:
+            raise WorkflowNotFound(
+                f"run {thread_id!r} belongs to workflow {values['workflow']!r}, which is no "
+                f"longer in {self.settings.workflows}", workflow=values["workflow"],
+                thread_id=thread_id) from exc
+
+    def _invoke(self, spec: WorkflowSpec, thread_id: str, before: dict[str, Any], *,
+                start: Any = None, resume: Any = None, rewrite: Any = None) -> Envelope:
+        """Run the graph until it pauses or ends; return the envelope with this call's tools.
+
+        Exactly one of: ``start`` (the initial state), ``resume`` (the value for the pending
+        interrupt), ``rewrite`` (a ``(Command, step id)`` applied as if that step had
+        returned it, for a step whose process died mid-call), or nothing (re-run the
+        pending step).
+        """
+        from langgraph.types import Command
+
+        from canal.graphs.compile import compile_graph
+        from canal.nodes.automated import RunContext
+
+        graph = compile_graph(spec, self.store.saver())
+        config = self._config(thread_id)
+        graph_input = start
+        if resume is not None:
+            graph_input = Command(resume=resume)
+        try:
+            if rewrite is not None:
+                graph.update_state(config, rewrite[0], as_node=rewrite[1])
+            graph.invoke(graph_input, config, context=RunContext(tools=self.tools),
+                         durability="sync")
+        finally:
+            self.tools.close()
+        after = self._values(thread_id)
+        new = after.get("log", [])[len(before.get("log", [])):]
+        executed = [{k: v for k, v in e.items() if k not in ("kind", "at")}
+                    for e in new if e["kind"] == "tool"]
+        return envelope_of(thread_id, spec, after, executed)
+
+    # -- operations --------------------------------------------------------------------
+
+    def start(self, name: str, thread_id: str | None = None) -> Envelope:
+        """Create a run of workflow ``name`` and run it to its first pause."""
+        from canal.graphs.state import initial_state
+        from canal.nodes.base import now
+
+        spec = self.workflow(name)
+        thread_id = check_name(thread_id, "thread") if thread_id else _new_thread_id(name)
+        if not self.store.register(thread_id, spec.name, now()):
+            raise RunStateError(f"thread id {thread_id!r} is already taken", thread_id=thread_id)
+        state = initial_state(spec.name, spec.digest, spec.steps[0].id)
+        return self._invoke(spec, thread_id, {}, start=state)
+
+    def advance(self, thread_id: str, data: Any = None) -> Envelope:
+        """Submit ``data`` for the current step.
+
+        The data is checked against the step's gate first; a rejection returns status
+        ``rejected`` and changes nothing. Accepted data is stored and every following
+        automated step runs until the next pause or the end.
+        """
+        from canal.nodes.base import submit
+
+        spec, values = self._run(thread_id)
+        self._ensure_open(thread_id, values)
+        check = check_gate(gate_of(spec, values), {} if data is None else data)
+        if not check.accepted:
+            env = envelope_of(thread_id, spec, values)
+            env.status, env.errors = "rejected", check.errors
+            env.missing, env.dropped = check.missing, check.dropped
+            return env
+        step = spec.step(values["cursor"])
+        if step.type == "automated" and values.get("status") != "failed":
+            env = self._invoke(spec, thread_id, values,
+                               rewrite=self._in_flight(spec, step.id, check.data["action"]))
+        else:
+            env = self._invoke(spec, thread_id, values, resume=submit(check.data))
+        env.dropped = check.dropped
+        return env
+
+    def current(self, thread_id: str) -> Envelope:
+        """Where the run stands: its step, what is done, what is still to be collected."""
+        spec, values = self._run(thread_id)
+        env = envelope_of(thread_id, spec, values)
+        env.completed = completed_steps(spec, values)
+        if env.status == "awaiting_input":
+            env.missing = missing_fields(gate_of(spec, values))
+        return env
+
+    def abort(self, thread_id: str) -> Envelope:
+        """Stop the run wherever it is; it cannot be advanced afterwards."""
+        from canal.nodes.base import abort_request
+
+        spec, values = self._run(thread_id)
+        self._ensure_open(thread_id, values)
+        step = spec.step(values["cursor"])
+        if step.type == "automated" and values.get("status") != "failed":
+            return self._invoke(spec, thread_id, values,
+                                rewrite=self._in_flight(spec, step.id, "abort"))
+        return self._invoke(spec, thread_id, values, resume=abort_request())
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run: thread id, workflow, status, current step, creation time."""
+        out = []
+        for record in self.store.records():
+            found = self.store.saver().get_tuple(self._config(record.thread_id))
+            values = found.checkpoint["channel_values"] if found else {}
+            status = values.get("status", "unknown")
+            if status == "running":
+                status = "awaiting_input"
+            out.append({"thread_id": record.thread_id, "workflow": record.workflow,
+                        "status": status, "step": values.get("cursor"),
+                        "created_at": record.created_at,
+                        "updated_at": found.checkpoint["ts"] if found else None})
+        return out
+
+    # -- helpers -----------------------------------------------------------------------
+
+    @staticmethod
+    def _ensure_open(thread_id: str, values: dict[str, Any]) -> None:
+        if values.get("status") in FINISHED:
+            raise RunStateError(f"run {thread_id!r} is {values['status']}; it cannot change "
+                                "any more", thread_id=thread_id, status=values["status"])
+
+    @staticmethod
+    def _in_flight(spec: WorkflowSpec, step_id: str, action: str) -> Any:
+        """The rewrite that applies ``action`` to a step whose process died mid-call
+        (None for retry: the pending step simply runs again)."""
+        from canal.nodes.base import aborted, entry, go_to
+
+        if action == "retry":
+            return None
+        log = [entry("action", step_id, action=action)]
+        if action == "skip":
+            return go_to(spec.next_id(step_id), {"log": log}), step_id
+        return aborted(step_id), step_id
+
+
+def _new_thread_id(workflow: str) -> str:
+    return f"{workflow[:40]}-{secrets.token_hex(6)}"

@@ -1,0 +1,121 @@
+"""The result envelope every runtime call returns (DESIGN.md §4), and how a run's state reads
+as one.
+
+Only the latest checkpoint's values and the workflow spec are needed, so read-only calls
+(``current``, ``runs``) build envelopes without compiling a graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from canal.nodes.gate import ACTION_GATE
+from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
+from canal.spec.templates import render_lenient, state_lookup
+
+STATUSES = ("awaiting_input", "completed", "failed", "aborted", "rejected", "stale")
+IN_FLIGHT = ("the run stopped while this step was running; the call may or may not have "
+             "happened")
+
+
+@dataclass(frozen=True)
+class StepView:
+    """The one step an agent needs to see."""
+
+    id: str
+    type: str
+    instructions: str
+    gate: dict[str, Any]
+    title: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"id": self.id, "type": self.type, "title": self.title,
+                "instructions": self.instructions, "gate": self.gate}
+        return {k: v for k, v in data.items() if v is not None}
+
+
+@dataclass
+class Envelope:
+    """What a call did and where the run stands now."""
+
+    thread_id: str
+    workflow: str
+    status: str
+    step: StepView | None = None
+    executed: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    completed: list[dict[str, Any]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "thread_id": self.thread_id, "workflow": self.workflow, "status": self.status,
+            "step": self.step.to_json() if self.step else None,
+            "executed": self.executed, "errors": self.errors,
+            "missing": self.missing, "dropped": self.dropped,
+        }
+        if self.completed is not None:
+            data["completed"] = self.completed
+        return data
+
+
+def gate_of(spec: WorkflowSpec, values: Mapping[str, Any]) -> dict[str, FieldSpec]:
+    """The gate a submission to this run must pass right now."""
+    step = spec.step(values["cursor"])
+    if values.get("status") == "failed" or step.type == "automated":
+        return ACTION_GATE
+    return step.gate if step.type == "interactive" else {}
+
+
+def envelope_of(thread_id: str, spec: WorkflowSpec, values: Mapping[str, Any],
+                executed: list[dict[str, Any]] | None = None) -> Envelope:
+    """The envelope of a run whose latest state is ``values``."""
+    status = values.get("status", "running")
+    env = Envelope(thread_id, spec.name, status, executed=list(executed or []))
+    if status in ("completed", "aborted"):
+        return env
+    step = spec.step(values["cursor"])
+    failed = status == "failed" or step.type == "automated"
+    env.status = "failed" if failed else "awaiting_input"
+    gate = gate_of(spec, values)
+    env.step = StepView(
+        id=step.id, type=step.type, title=step.title,
+        instructions=_instructions(step, values),
+        gate={name: f.to_json() for name, f in gate.items()},
+    )
+    if failed:
+        failure = values.get("failure") or {
+            "step": step.id, "tool": step.automation.tool if step.automation else None,
+            "error": IN_FLIGHT,
+        }
+        env.errors = [dict(failure)]
+    return env
+
+
+def _instructions(step: StepSpec, values: Mapping[str, Any]) -> str:
+    return render_lenient(step.body, state_lookup(values.get("gate") or {},
+                                                  values.get("result") or {}))
+
+
+def completed_steps(spec: WorkflowSpec, values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What the run has done so far, step by step, for a session that knows nothing."""
+    done: list[dict[str, Any]] = []
+    gate, result = values.get("gate") or {}, values.get("result") or {}
+    for step in spec.steps:
+        if step.id == values.get("cursor"):
+            break
+        item: dict[str, Any] = {"step": step.id, "type": step.type}
+        if step.type == "interactive":
+            item["data"] = gate.get(step.id, {})
+        elif step.type == "automated":
+            item["result"] = result.get(step.id)
+            if step.id not in result:
+                item["skipped"] = True
+        done.append(item)
+    return done
+
+
+def missing_fields(gate: Mapping[str, FieldSpec]) -> list[str]:
+    return [name for name, f in gate.items() if f.required]

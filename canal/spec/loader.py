@@ -1,0 +1,230 @@
+"""Read a workflow folder into a ``WorkflowSpec``, collecting every problem on the way.
+
+A folder holds ``WorkFlow.md`` (or ``SKILL.md``) and ``references/NN-<slug>.md`` step files;
+the numeric prefix orders the steps and the slug is the step id unless the front matter
+gives an ``id``. Markdown files in ``references/`` without a numeric prefix are supporting
+documents and are not steps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from canal.errors import InvalidName, Problem, WorkflowInvalid, WorkflowNotFound
+from canal.spec.models import (
+    STEP_TYPES,
+    StepFrontMatter,
+    StepSpec,
+    WorkflowFrontMatter,
+    WorkflowSpec,
+)
+
+ENTRY_FILES = ("WorkFlow.md", "SKILL.md")
+STEP_FILE = re.compile(r"^(?P<order>\d+)-(?P<slug>.+)\.md$")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_name(name: str, kind: str = "workflow") -> str:
+    """Accept only plain names (letters, digits, ``.``, ``_``, ``-``), never a path."""
+    if not isinstance(name, str) or not NAME.match(name) or ".." in name:
+        raise InvalidName(
+            f"{kind} name {name!r} is not a plain name (letters, digits, '.', '_', '-'; "
+            "no '/', no '..')",
+            name=name,
+        )
+    return name
+
+
+def workflow_dir(root: Path, name: str) -> Path:
+    """The folder of workflow ``name`` inside ``root``; never a path outside it."""
+    check_name(name)
+    base = root.resolve()
+    folder = (base / name).resolve()
+    if folder.parent != base or not folder.is_dir() or entry_file(folder) is None:
+        raise WorkflowNotFound(f"no workflow {name!r} in {root}", workflow=name)
+    return folder
+
+
+def entry_file(folder: Path) -> Path | None:
+    for candidate in ENTRY_FILES:
+        if (folder / candidate).is_file():
+            return folder / candidate
+    return None
+
+
+def list_workflows(root: Path) -> list[str]:
+    """Names of the workflow folders under ``root``, sorted."""
+    if not root.is_dir():
+        return []
+    return sorted(
+        p.name for p in root.iterdir()
+        if p.is_dir() and NAME.match(p.name) and entry_file(p) is not None
+    )
+
+
+def split_front_matter(text: str) -> tuple[str | None, str]:
+    """Split ``---``-fenced YAML from the Markdown body; raise ValueError if never closed."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return None, text
+    for index in range(1, len(lines)):
+        if lines[index].strip() in ("---", "..."):
+            return "".join(lines[1:index]), "".join(lines[index + 1 :])
+    raise ValueError("front matter is not closed (expected a second '---' line)")
+
+
+def _text(path: Path, rel: str, problems: list[Problem]) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(Problem(rel, f"cannot read the file: {exc}"))
+        return None
+
+
+def _front(rel: str, text: str | None, problems: list[Problem]) -> tuple[dict[str, Any] | None, str]:
+    """The front matter of one file as a mapping (None after recording a problem), and the body."""
+    if text is None:
+        return None, ""
+    try:
+        raw, body = split_front_matter(text)
+    except ValueError as exc:
+        problems.append(Problem(rel, str(exc), line=1))
+        return None, ""
+    if raw is None:
+        problems.append(Problem(rel, "no YAML front matter (the file must start with '---')"))
+        return None, body
+    try:
+        data = yaml.safe_load(raw) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else None  # +1 for 1-based, +1 for '---'
+        reason = getattr(exc, "problem", None) or str(exc)
+        problems.append(Problem(rel, f"YAML error: {reason}", line=line))
+        return None, body
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        problems.append(Problem(rel, "front matter must be a mapping of keys to values"))
+        return None, body
+    return data, body
+
+
+def _model(rel: str, model: type[BaseModel], data: dict[str, Any],
+           problems: list[Problem]) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        for error in exc.errors():
+            problems.append(_translate(rel, error))
+        return None
+
+
+def _translate(rel: str, error: Any) -> Problem:
+    loc = [str(part) for part in error["loc"]]
+    key = ".".join(loc) or None
+    kind = error["type"]
+    value = error.get("input")
+    if kind == "extra_forbidden":
+        return Problem(rel, "unknown key", key=key)
+    if kind == "missing":
+        return Problem(rel, "required key is missing", key=key)
+    if loc and loc[-1] == "type" and kind == "literal_error":
+        allowed = ", ".join(STEP_TYPES) if len(loc) == 1 else error["ctx"]["expected"]
+        return Problem(rel, f"not a known type (known: {allowed})", key=key, text=repr(value))
+    return Problem(rel, error["msg"], key=key)
+
+
+def _digest(folder: Path, files: list[Path]) -> str:
+    sha = hashlib.sha256()
+    for path in files:
+        sha.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        sha.update(path.read_bytes() + b"\0")
+    return "sha256:" + sha.hexdigest()
+
+
+def load_workflow(folder: Path) -> WorkflowSpec:
+    """Load ``folder`` and validate it; raise ``WorkflowInvalid`` listing every problem."""
+    from canal.spec.validate import check_workflow
+
+    spec, problems = check_workflow(folder)
+    if problems or spec is None:
+        raise WorkflowInvalid(folder.name, problems)
+    return spec
+
+
+def read_workflow(folder: Path) -> tuple[WorkflowSpec | None, list[Problem], set[str]]:
+    """Read ``folder`` without judging references.
+
+    Returns the spec built from every step that parsed (None when there is no entry file),
+    every problem met while reading, and the ids of step files that could not be parsed
+    (so the validator does not also call references to them unknown).
+    """
+    problems: list[Problem] = []
+    entry = entry_file(folder)
+    if entry is None:
+        return None, [Problem(folder.name, f"no {' or '.join(ENTRY_FILES)} in the folder")], set()
+    head, body = _front(entry.name, _text(entry, entry.name, problems), problems)
+    meta = _model(entry.name, WorkflowFrontMatter, head, problems) if head is not None else None
+    if meta is not None and meta.name != folder.name:
+        problems.append(Problem(entry.name, f"does not match the folder name {folder.name!r}",
+                                key="name", text=meta.name))
+
+    step_files = _step_files(folder, problems)
+    if not step_files:
+        problems.append(Problem("references", "no step files (expected references/NN-<id>.md)"))
+    steps, unreadable = [], set()
+    for path in step_files:
+        step = _read_step(folder, path, problems)
+        if step is None:
+            unreadable.add(STEP_FILE.match(path.name)["slug"])  # type: ignore[index]
+        else:
+            steps.append(step)
+    spec = WorkflowSpec(
+        name=folder.name, description=meta.description if meta else "",
+        version=meta.version if meta else None,
+        path=str(folder), entry=entry.name, body=body.strip(),
+        digest=_digest(folder, [entry, *step_files]), steps=tuple(steps),
+    )
+    return spec, problems, unreadable
+
+
+def _step_files(folder: Path, problems: list[Problem]) -> list[Path]:
+    refs = folder / "references"
+    if not refs.is_dir():
+        return []
+    found = sorted(
+        ((int(m["order"]), p) for p in refs.iterdir()
+         if p.is_file() and (m := STEP_FILE.match(p.name))),
+        key=lambda item: (item[0], item[1].name),
+    )
+    seen: dict[int, str] = {}
+    for order, path in found:
+        if order in seen:
+            problems.append(Problem(f"references/{path.name}",
+                                    f"order prefix {order} is also used by {seen[order]}"))
+        seen.setdefault(order, f"references/{path.name}")
+    return [path for _, path in found]
+
+
+def _read_step(folder: Path, path: Path, problems: list[Problem]) -> StepSpec | None:
+    rel = path.relative_to(folder).as_posix()
+    data, body = _front(rel, _text(path, rel, problems), problems)
+    if data is None:
+        return None
+    front = _model(rel, StepFrontMatter, data, problems)
+    if front is None:
+        return None
+    match = STEP_FILE.match(path.name)
+    assert match is not None  # _step_files only returns matching names
+    return StepSpec(
+        id=front.id or match["slug"], type=front.type, order=int(match["order"]), path=rel,
+        body=body.strip(), title=front.title,
+        gate=dict(front.gate.schema_) if front.gate else {},
+        automation=front.automation,
+    )

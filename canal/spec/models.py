@@ -1,0 +1,128 @@
+"""Immutable specs of a workflow, parsed from untrusted front matter.
+
+The YAML keys are the seeds' (``gate: {schema: {f: {type, required, desc}}}``,
+``automation: {tool, input_mapping}``); every model forbids unknown keys so a typo is an
+error, not a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+FieldType = Literal["string", "integer", "number", "boolean", "array", "object"]
+StepType = Literal["interactive", "automated", "notification"]
+STEP_TYPES: tuple[str, ...] = ("interactive", "automated", "notification")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class FieldSpec(_Frozen):
+    """One gate field.
+
+    ``min``/``max`` bound a number's value, a string's length or an array's item count.
+    ``pattern`` is a regular expression searched in a string (JSON Schema semantics: anchor
+    it with ``^...$`` to match the whole value).
+    """
+
+    type: FieldType = "string"
+    required: bool = False
+    desc: str = Field(default="", alias="description")
+    enum: tuple[Any, ...] | None = None
+    pattern: str | None = None
+    default: Any = None
+    min: float | None = None
+    max: float | None = None
+    sensitive: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _desc_alias(cls, data: Any) -> Any:
+        # The seeds write `desc`; JSON Schema writes `description`. Accept either, not both.
+        if isinstance(data, dict) and "desc" in data:
+            if "description" in data:
+                raise ValueError("give either 'desc' or 'description', not both")
+            data = {**data, "description": data["desc"]}
+            del data["desc"]
+        return data
+
+    def to_json(self) -> dict[str, Any]:
+        """The field as shown to an agent: only what is set."""
+        data: dict[str, Any] = {"type": self.type, "required": self.required}
+        if self.desc:
+            data["desc"] = self.desc
+        for key in ("enum", "pattern", "default", "min", "max"):
+            value = getattr(self, key)
+            if value is not None:
+                data[key] = list(value) if key == "enum" else value
+        if self.sensitive:
+            data["sensitive"] = True
+        return data
+
+
+class GateSpec(_Frozen):
+    schema_: dict[str, FieldSpec] = Field(default_factory=dict, alias="schema")
+
+
+class AutomationSpec(_Frozen):
+    tool: str = Field(min_length=1)
+    input_mapping: dict[str, Any] = Field(default_factory=dict)
+
+
+class StepFrontMatter(_Frozen):
+    """The front matter of one ``references/NN-*.md`` file."""
+
+    id: str | None = None
+    type: StepType
+    title: str | None = None
+    gate: GateSpec | None = None
+    automation: AutomationSpec | None = None
+
+
+class WorkflowFrontMatter(_Frozen):
+    """The front matter of ``WorkFlow.md`` (or ``SKILL.md``)."""
+
+    name: str
+    description: str = ""
+    version: str | int | float | None = None
+
+
+class StepSpec(_Frozen):
+    """A step as the runtime sees it: front matter, body, and where it came from."""
+
+    id: str
+    type: StepType
+    order: int
+    path: str
+    body: str = ""
+    title: str | None = None
+    gate: dict[str, FieldSpec] = Field(default_factory=dict)
+    automation: AutomationSpec | None = None
+
+
+class WorkflowSpec(_Frozen):
+    """A loaded workflow: steps in execution order plus a digest of every file's content."""
+
+    name: str
+    description: str
+    path: str
+    entry: str
+    digest: str
+    steps: tuple[StepSpec, ...]
+    body: str = ""
+    version: str | int | float | None = None
+
+    def step(self, step_id: str) -> StepSpec:
+        for step in self.steps:
+            if step.id == step_id:
+                return step
+        raise KeyError(step_id)
+
+    def next_id(self, step_id: str) -> str | None:
+        """The id of the step after ``step_id``, or None when it is the last."""
+        ids = [s.id for s in self.steps]
+        index = ids.index(step_id)
+        return ids[index + 1] if index + 1 < len(ids) else None

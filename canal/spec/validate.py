@@ -1,0 +1,148 @@
+"""Static validation: every problem in a workflow, found before anything runs.
+
+Checks the shape of each step (an automated step needs a tool, only interactive steps have
+gates), every gate field (defaults, enums and bounds agree with the type; patterns compile)
+and every ``{{...}}`` reference in input mappings and step bodies (known step, earlier step,
+right namespace for the step's type, declared gate field, well-formed syntax). Problems are
+collected, never raised one at a time.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from canal.errors import Problem
+from canal.spec.loader import read_workflow
+from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
+from canal.spec.templates import Malformed, Reference, scan, walk_strings
+
+_PY_TYPES = {
+    "string": (str,), "integer": (int,), "number": (int, float),
+    "boolean": (bool,), "array": (list, tuple), "object": (dict,),
+}
+
+
+def check_workflow(folder: Path) -> tuple[WorkflowSpec | None, list[Problem]]:
+    """Read and validate ``folder``: the spec (when readable) and every problem found."""
+    spec, problems, unreadable = read_workflow(folder)
+    if spec is not None:
+        problems.extend(validate_spec(spec, unreadable))
+    return spec, problems
+
+
+def validate_spec(spec: WorkflowSpec, unreadable: set[str] = frozenset()) -> list[Problem]:
+    """Every static problem of a loaded spec. ``unreadable`` are ids of steps that failed
+    to parse: references to them are not reported a second time."""
+    problems: list[Problem] = []
+    seen: dict[str, StepSpec] = {}
+    for step in spec.steps:
+        if step.id in seen:
+            problems.append(Problem(step.path, f"step id is also used by {seen[step.id].path}",
+                                    key="id", text=step.id))
+        seen.setdefault(step.id, step)
+        problems.extend(_check_shape(step))
+        for name, field in step.gate.items():
+            problems.extend(_check_field(step, name, field))
+    by_id = {s.id: s for s in spec.steps}
+    for index, step in enumerate(spec.steps):
+        earlier = {s.id for s in spec.steps[:index]}
+        texts = [("body", step.body)]
+        if step.automation is not None:
+            texts += [(f"automation.input_mapping.{k}", v)
+                      for k, v in walk_strings(step.automation.input_mapping)]
+        for key, text in texts:
+            for part in scan(text):
+                problem = _check_reference(step, key, part, by_id, earlier, unreadable)
+                if problem is not None:
+                    problems.append(problem)
+    return problems
+
+
+def _check_shape(step: StepSpec) -> list[Problem]:
+    out = []
+    if step.type == "automated":
+        if step.automation is None:
+            out.append(Problem(step.path, "an automated step needs 'automation: {tool: ...}'",
+                               key="automation"))
+        if step.gate:
+            out.append(Problem(step.path, "only interactive steps have a gate", key="gate"))
+    else:
+        if step.automation is not None:
+            out.append(Problem(step.path, f"a {step.type} step does not call tools; "
+                                          "use type: automated", key="automation"))
+        if step.type == "notification" and step.gate:
+            out.append(Problem(step.path, "a notification takes no data; use type: interactive",
+                               key="gate"))
+    return out
+
+
+def _check_field(step: StepSpec, name: str, field: FieldSpec) -> list[Problem]:
+    out = []
+    key = f"gate.schema.{name}"
+    types = _PY_TYPES[field.type]
+
+    def wrong(value: object) -> bool:
+        return isinstance(value, bool) != (field.type == "boolean") or not isinstance(value, types)
+
+    if not re.fullmatch(r"[A-Za-z_][\w-]*", name):
+        out.append(Problem(step.path, "field names are letters, digits, '_' and '-'", key=key))
+    if field.default is not None and wrong(field.default):
+        out.append(Problem(step.path, f"default is not of type {field.type}",
+                           key=f"{key}.default", text=repr(field.default)))
+    if field.required and field.default is not None:
+        out.append(Problem(step.path, "a required field cannot have a default (make it "
+                                      "optional)", key=f"{key}.default"))
+    for value in field.enum or ():
+        if wrong(value):
+            out.append(Problem(step.path, f"enum value is not of type {field.type}",
+                               key=f"{key}.enum", text=repr(value)))
+    if field.enum is not None and field.default is not None and field.default not in field.enum:
+        out.append(Problem(step.path, "default is not one of the enum values",
+                           key=f"{key}.default", text=repr(field.default)))
+    if field.pattern is not None:
+        if field.type != "string":
+            out.append(Problem(step.path, "pattern applies to strings only", key=f"{key}.pattern"))
+        try:
+            re.compile(field.pattern)
+        except re.error as exc:
+            out.append(Problem(step.path, f"not a regular expression: {exc}",
+                               key=f"{key}.pattern", text=field.pattern))
+    if field.min is not None and field.max is not None and field.min > field.max:
+        out.append(Problem(step.path, "min is greater than max", key=f"{key}.min"))
+    if (field.min is not None or field.max is not None) and field.type in ("boolean", "object"):
+        out.append(Problem(step.path, f"min/max do not apply to {field.type}", key=key))
+    return out
+
+
+def _check_reference(step: StepSpec, key: str, part: Reference | Malformed,
+                     by_id: dict[str, StepSpec], earlier: set[str],
+                     unreadable: set[str]) -> Problem | None:
+    def problem(message: str) -> Problem:
+        return Problem(step.path, message, key=key, text=part.text)
+
+    if isinstance(part, Malformed):
+        return problem(part.message)
+    if part.step in unreadable:
+        return None
+    target = by_id.get(part.step)
+    if target is None:
+        known = ", ".join(by_id) or "none"
+        return problem(f"no step {part.step!r} (known: {known})")
+    if target.id == step.id:
+        return problem("a step cannot reference itself")
+    if part.step not in earlier:
+        return problem(f"step {part.step!r} has not run yet at this point "
+                       f"(it comes after {step.id!r})")
+    if part.namespace == "gate":
+        if target.type != "interactive":
+            hint = f"; use {{{{result.{target.id}...}}}}" if target.type == "automated" else ""
+            return problem(f"step {target.id!r} is {target.type} and has no gate data{hint}")
+        field = part.path[0]
+        if field not in target.gate:
+            known = ", ".join(target.gate) or "none"
+            return problem(f"no such field (known: {known})")
+    elif target.type != "automated":
+        return problem(f"step {target.id!r} is {target.type} and has no result; "
+                       f"only automated steps do")
+    return None

@@ -1,0 +1,76 @@
+"""The small interface automated steps call tools through, and the in-process implementation.
+
+A ``ToolClient`` turns ``(tool name, arguments)`` into a JSON-plain result or raises
+``ToolError`` with the tool's message. The runtime calls ``close()`` when an operation
+(start, advance, abort) ends, so a client may keep connections open across the chain of
+automated steps one operation runs, and must not keep them longer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+
+from canal.errors import ToolError
+
+
+@runtime_checkable
+class ToolClient(Protocol):
+    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call ``tool`` once; return its JSON-plain result or raise ToolError."""
+        ...
+
+    def close(self) -> None:
+        """Release whatever the calls since the last close opened."""
+        ...
+
+
+def json_plain(value: Any, tool: str) -> Any:
+    """``value`` as JSON-plain data (what every checkpointer can store), or ToolError."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise ToolError(f"{tool}: the result is not JSON data ({exc})", tool=tool) from exc
+
+
+class PythonTools:
+    """Tools that are plain Python callables, called with the arguments as keywords.
+
+    A tool is given as a callable or as a ``"module:function"`` import path, imported on its
+    first call (so listing or reading runs imports nothing). Any exception a callable raises
+    becomes a ``ToolError`` carrying its message, so a failing function parks the run like a
+    failing MCP tool would.
+    """
+
+    def __init__(self, tools: Mapping[str, Callable[..., Any] | str] | None = None) -> None:
+        self._tools = dict(tools or {})
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def _function(self, tool: str) -> Callable[..., Any]:
+        function = self._tools.get(tool)
+        if function is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            raise ToolError(f"unknown tool {tool!r} (known: {known})", tool=tool)
+        if isinstance(function, str):
+            module, _, name = function.partition(":")
+            try:
+                function = getattr(importlib.import_module(module), name)
+            except (ImportError, AttributeError) as exc:
+                raise ToolError(f"{tool}: cannot import {self._tools[tool]!r}: {exc}",
+                                tool=tool) from exc
+            self._tools[tool] = function
+        return function
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        function = self._function(tool)
+        try:
+            result = function(**arguments)
+        except Exception as exc:  # the boundary: any failure of user code is a tool error
+            raise ToolError(f"{tool}: {type(exc).__name__}: {exc}", tool=tool) from exc
+        return json_plain(result, tool)
+
+    def close(self) -> None:
+        """Nothing to release: the callables live in this process."""
