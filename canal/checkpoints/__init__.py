@@ -73,7 +73,7 @@ def open_store(url: Any) -> Store:
         from canal.checkpoints.sqlite import SqliteStore
 
         return SqliteStore(url[len("sqlite:///"):])
-    if "://" not in url and url.endswith((".db", ".sqlite", ".sqlite3")):
+    if ":" not in url and url.endswith((".db", ".sqlite", ".sqlite3")):
         from canal.checkpoints.sqlite import SqliteStore
 
         return SqliteStore(url)

@@ -7,13 +7,14 @@ Each method is one operation on a run and returns an ``Envelope``. Writing opera
 
 from __future__ import annotations
 
+import json
 import secrets
 from pathlib import Path
 from typing import Any
 
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
-from canal.errors import RunNotFound, RunStateError, WorkflowNotFound
+from canal.errors import RunNotFound, RunStateError, UsageError, WorkflowNotFound
 from canal.nodes.gate import check_gate
 from canal.runtime.envelope import (
     Envelope,
@@ -151,9 +152,10 @@ class Canal:
         """
         from canal.nodes.base import submit
 
+        data = _json_plain({} if data is None else data)
         spec, values = self._run(thread_id)
         self._ensure_open(thread_id, values)
-        check = check_gate(gate_of(spec, values), {} if data is None else data)
+        check = check_gate(gate_of(spec, values), data)
         if not check.accepted:
             env = envelope_of(thread_id, spec, values)
             env.status, env.errors = "rejected", check.errors
@@ -224,6 +226,14 @@ class Canal:
         if action == "skip":
             return go_to(spec.next_id(step_id), {"log": log}), step_id
         return aborted(step_id), step_id
+
+
+def _json_plain(data: Any) -> Any:
+    """Submitted data as JSON-plain values (what every checkpointer stores), or UsageError."""
+    try:
+        return json.loads(json.dumps(data, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"the submitted data is not JSON data: {exc}") from exc
 
 
 def _new_thread_id(workflow: str) -> str:

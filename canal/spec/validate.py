@@ -17,6 +17,7 @@ from canal.spec.loader import read_workflow
 from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
 from canal.spec.templates import Malformed, Reference, scan, walk_strings
 
+STEP_ID = re.compile(r"[A-Za-z0-9_][\w-]*")
 _PY_TYPES = {
     "string": (str,), "integer": (int,), "number": (int, float),
     "boolean": (bool,), "array": (list, tuple), "object": (dict,),
@@ -41,6 +42,11 @@ def validate_spec(spec: WorkflowSpec, unreadable: set[str] = frozenset()) -> lis
             problems.append(Problem(step.path, f"step id is also used by {seen[step.id].path}",
                                     key="id", text=step.id))
         seen.setdefault(step.id, step)
+        if not STEP_ID.fullmatch(step.id):
+            out_key = "id" if step.id != _slug(step.path) else None
+            problems.append(Problem(step.path, "a step id is letters, digits, '_' and '-' "
+                                               "(it is used in {{...}} references)",
+                                    key=out_key, text=step.id))
         problems.extend(_check_shape(step))
         for name, field in step.gate.items():
             problems.extend(_check_field(step, name, field))
@@ -57,6 +63,10 @@ def validate_spec(spec: WorkflowSpec, unreadable: set[str] = frozenset()) -> lis
                 if problem is not None:
                     problems.append(problem)
     return problems
+
+
+def _slug(path: str) -> str:
+    return path.rsplit("/", 1)[-1].split("-", 1)[-1].removesuffix(".md")
 
 
 def _check_shape(step: StepSpec) -> list[Problem]:

@@ -248,3 +248,18 @@ def test_unknown_tool_parks_the_run(workflows, make_canal):
     env = make_canal().start("ghost", thread_id="t")
     assert env.status == "failed"
     assert env.errors[0]["error"] == "unknown tool 'ghost_tool' (known: create_project, create_role)"
+
+
+def test_data_that_is_not_json_is_refused_before_anything(project, make_canal, recorder):
+    import datetime
+
+    from canal import UsageError
+
+    canal = make_canal()
+    canal.start("create-project", thread_id="t")
+    before = checkpoint_count(canal, "t")
+    for bad in ({"project_name": datetime.date.today(), "host": "a.example.com"},
+                {"project_name": "p", "host": "a.example.com", "quota": float("inf")}):
+        with pytest.raises(UsageError, match="the submitted data is not JSON data"):
+            canal.advance("t", bad)
+    assert checkpoint_count(canal, "t") == before and recorder.calls == []
