@@ -9,6 +9,7 @@ submission, and a rejection never reaches the graph.
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -41,7 +42,7 @@ def check_gate(schema: Mapping[str, FieldSpec], submitted: Any) -> GateCheck:
     """Check ``submitted`` against ``schema``; never raises for any JSON value."""
     check = GateCheck()
     if not isinstance(submitted, Mapping):
-        kind = type(submitted).__name__ if submitted is not None else "null"
+        kind = _json_type(submitted) if submitted is not None else "null"
         check.errors.append({"field": "", "message": f"expected a JSON object, got {kind}"})
         return check
     for name in submitted:
@@ -53,7 +54,7 @@ def check_gate(schema: Mapping[str, FieldSpec], submitted: Any) -> GateCheck:
             if spec.required:
                 check.missing.append(name)
             elif spec.default is not None:
-                check.data[name] = spec.default
+                check.data[name] = copy.deepcopy(spec.default)  # never share the spec's object
             continue
         message = field_error(spec, value)
         if message:
@@ -70,7 +71,7 @@ def field_error(spec: FieldSpec, value: Any) -> str | None:
         return f"expected {spec.type}, got {kind}"
     if spec.enum is not None and value not in spec.enum:
         return f"must be one of: {', '.join(map(_show, spec.enum))}"
-    if spec.pattern is not None and not re.search(spec.pattern, value):
+    if spec.pattern is not None and isinstance(value, str) and not re.search(spec.pattern, value):
         return f"does not match the pattern {spec.pattern}"
     size, unit = _measure(value)
     if spec.min is not None and size < spec.min:

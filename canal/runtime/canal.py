@@ -14,7 +14,7 @@ from typing import Any
 
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
-from canal.errors import RunNotFound, RunStateError, UsageError, WorkflowNotFound
+from canal.errors import CanalError, RunNotFound, RunStateError, UsageError, WorkflowNotFound
 from canal.nodes.gate import check_gate
 from canal.runtime.envelope import (
     Envelope,
@@ -192,19 +192,30 @@ class Canal:
         return self._invoke(spec, thread_id, values, resume=abort_request())
 
     def runs(self) -> list[dict[str, Any]]:
-        """Every run: thread id, workflow, status, current step, creation time."""
+        """Every run: thread id, workflow, status, current step, creation and update times."""
+        specs: dict[str, WorkflowSpec | None] = {}
         out = []
         for record in self.store.records():
             found = self.store.saver().get_tuple(self._config(record.thread_id))
             values = found.checkpoint["channel_values"] if found else {}
             status = values.get("status", "unknown")
             if status == "running":
-                status = "awaiting_input"
+                if record.workflow not in specs:
+                    specs[record.workflow] = self._spec_or_none(record.workflow)
+                spec = specs[record.workflow]
+                status = (envelope_of(record.thread_id, spec, values).status if spec
+                          else "awaiting_input")
             out.append({"thread_id": record.thread_id, "workflow": record.workflow,
                         "status": status, "step": values.get("cursor"),
                         "created_at": record.created_at,
                         "updated_at": found.checkpoint["ts"] if found else None})
         return out
+
+    def _spec_or_none(self, name: str) -> WorkflowSpec | None:
+        try:
+            return self.workflow(name)
+        except CanalError:
+            return None
 
     # -- helpers -----------------------------------------------------------------------
 

@@ -27,12 +27,12 @@ from canal.spec.models import (
 
 ENTRY_FILES = ("WorkFlow.md", "SKILL.md")
 STEP_FILE = re.compile(r"^(?P<order>\d+)-(?P<slug>.+)\.md$")
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def check_name(name: str, kind: str = "workflow") -> str:
     """Accept only plain names (letters, digits, ``.``, ``_``, ``-``), never a path."""
-    if not isinstance(name, str) or not NAME.match(name) or ".." in name:
+    if not isinstance(name, str) or not NAME.fullmatch(name) or ".." in name:
         raise InvalidName(
             f"{kind} name {name!r} is not a plain name (letters, digits, '.', '_', '-'; "
             "no '/', no '..')",
@@ -64,7 +64,7 @@ def list_workflows(root: Path) -> list[str]:
         return []
     return sorted(
         p.name for p in root.iterdir()
-        if p.is_dir() and NAME.match(p.name) and entry_file(p) is not None
+        if p.is_dir() and NAME.fullmatch(p.name) and entry_file(p) is not None
     )
 
 
@@ -100,12 +100,9 @@ def _front(rel: str, text: str | None, problems: list[Problem]) -> tuple[dict[st
         problems.append(Problem(rel, "no YAML front matter (the file must start with '---')"))
         return None, body
     try:
-        data = yaml.safe_load(raw) if raw.strip() else {}
+        data = yaml.load(raw, Loader=_StrictLoader) if raw.strip() else {}
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else None  # +1 for 1-based, +1 for '---'
-        reason = getattr(exc, "problem", None) or str(exc)
-        problems.append(Problem(rel, f"YAML error: {reason}", line=line))
+        problems.append(_yaml_problem(rel, exc))
         return None, body
     if data is None:
         data = {}
@@ -113,6 +110,31 @@ def _front(rel: str, text: str | None, problems: list[Problem]) -> tuple[dict[st
         problems.append(Problem(rel, "front matter must be a mapping of keys to values"))
         return None, body
     return data, body
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is given twice", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _yaml_problem(rel: str, exc: yaml.YAMLError) -> Problem:
+    """A YAML error with the line in the file (+1 for 1-based lines, +1 for the '---')."""
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    mark = getattr(exc, "problem_mark", None)
+    if context and "end of stream" in problem and getattr(exc, "context_mark", None):
+        # An unclosed quote or bracket: where it opened says more than the end of the text.
+        mark, problem = exc.context_mark, f"{context}: {problem}"
+    return Problem(rel, f"YAML error: {problem}", line=mark.line + 2 if mark else None)
 
 
 def _model(rel: str, model: type[BaseModel], data: dict[str, Any],
@@ -178,12 +200,11 @@ def read_workflow(folder: Path) -> tuple[WorkflowSpec | None, list[Problem], set
     step_files = _step_files(folder, problems)
     if not step_files:
         problems.append(Problem("references", "no step files (expected references/NN-<id>.md)"))
-    steps, unreadable = [], set()
+    steps: list[StepSpec] = []
+    unreadable: set[str] = set()
     for path in step_files:
-        step = _read_step(folder, path, problems)
-        if step is None:
-            unreadable.add(STEP_FILE.match(path.name)["slug"])  # type: ignore[index]
-        else:
+        step = _read_step(folder, path, problems, unreadable)
+        if step is not None:
             steps.append(step)
     spec = WorkflowSpec(
         name=folder.name, description=meta.description if meta else "",
@@ -212,16 +233,18 @@ def _step_files(folder: Path, problems: list[Problem]) -> list[Path]:
     return [path for _, path in found]
 
 
-def _read_step(folder: Path, path: Path, problems: list[Problem]) -> StepSpec | None:
+def _read_step(folder: Path, path: Path, problems: list[Problem],
+               unreadable: set[str]) -> StepSpec | None:
+    """The step in ``path``, or None after recording its problems and its id in ``unreadable``."""
     rel = path.relative_to(folder).as_posix()
-    data, body = _front(rel, _text(path, rel, problems), problems)
-    if data is None:
-        return None
-    front = _model(rel, StepFrontMatter, data, problems)
-    if front is None:
-        return None
     match = STEP_FILE.match(path.name)
     assert match is not None  # _step_files only returns matching names
+    data, body = _front(rel, _text(path, rel, problems), problems)
+    front = _model(rel, StepFrontMatter, data, problems) if data is not None else None
+    if front is None:
+        given = (data or {}).get("id")
+        unreadable.add(given if isinstance(given, str) and given else match["slug"])
+        return None
     return StepSpec(
         id=front.id or match["slug"], type=front.type, order=int(match["order"]), path=rel,
         body=body.strip(), title=front.title,

@@ -133,19 +133,26 @@ def state_lookup(gate: Mapping[str, Any], result: Mapping[str, Any]) -> Lookup:
             value = result[ref.step]
             missing_ok = False
         for depth, segment in enumerate(ref.path):
-            if isinstance(segment, str) and segment.isdigit() and isinstance(value, list):
-                segment = int(segment)
-            try:
-                value = value[segment]
-            except (KeyError, IndexError, TypeError):
+            value = _step_into(value, segment)
+            if value is MISSING:
                 if missing_ok and depth == 0:
                     return MISSING
                 where = ".".join(str(s) for s in ref.path[: depth + 1])
                 raise TemplateError(f"{ref.text}: {ref.namespace} of {ref.step!r} has no "
-                                    f"{where!r}") from None
+                                    f"{where!r}")
         return value
 
     return lookup
+
+
+def _step_into(value: Any, segment: str | int) -> Any:
+    """One path step: a key into an object, an index into a list; anything else is MISSING."""
+    if isinstance(value, Mapping):
+        return value.get(str(segment), MISSING)
+    if isinstance(value, list) and (isinstance(segment, int) or segment.isdigit()):
+        index = int(segment)
+        return value[index] if index < len(value) else MISSING
+    return MISSING
 
 
 def _as_text(value: Any) -> str:

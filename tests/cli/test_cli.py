@@ -241,6 +241,7 @@ def test_a_process_that_dies_mid_call(cli, project, action, status, step):
     assert now.json["status"] == "failed"
     assert now.json["step"]["id"] == "create-project"
     assert "may or may not have happened" in now.json["errors"][0]["error"]
+    assert cli("runs").json["runs"][0]["status"] == "failed"
     assert now.json["completed"][0]["data"]["project_name"] == "billing"
     after = cli("advance", thread, "--gate-data", json.dumps({"action": action}))
     assert after.json["status"] == status

@@ -236,10 +236,6 @@ def test_yaml_error_in_workflow_md_names_its_line(workflows: Path) -> None:
         "WorkFlow.md:3: YAML error: mapping values are not allowed here")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: an unclosed quoted scalar is reported at the "
-                   "closing '---' line as 'found unexpected end of stream'; the line where "
-                   "the quote opens (and PyYAML's 'while scanning a quoted scalar' context) "
-                   "is dropped")
 def test_yaml_error_for_an_unclosed_quote_points_at_the_quote(workflows: Path) -> None:
     text = '---\ntype: interactive\ntitle: "unclosed\ngate: {}\n---\n'
     folder = write_workflow(workflows, "w", {"01-broken.md": text})
@@ -389,9 +385,6 @@ def test_check_name_names_the_kind() -> None:
         check_name("../t", "thread")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: NAME uses '$', which also matches before a "
-                   "trailing newline, so check_name accepts 'abc\\n' (NAME.match instead of "
-                   "fullmatch / \\Z)")
 def test_check_name_rejects_a_trailing_newline() -> None:
     with pytest.raises(InvalidName):
         check_name("abc\n", "thread")
@@ -431,3 +424,9 @@ def test_workflow_dir_never_follows_a_link_outside_the_root(workflows: Path) -> 
     assert load_workflow(outside).name == "outside"  # the target itself is a fine workflow
     with pytest.raises(WorkflowNotFound):
         workflow_dir(workflows, "escape")
+
+
+def test_a_key_given_twice_is_a_yaml_error_on_its_line(workflows: Path) -> None:
+    text = "---\ntype: interactive\ngate:\n  schema:\n    a: {type: string}\n    a: {type: integer}\n---\n"
+    folder = write_workflow(workflows, "w", {"01-a.md": text})
+    assert only_problem(folder) == "references/01-a.md:6: YAML error: key 'a' is given twice"
