@@ -46,6 +46,7 @@ class Canal:
                                                   checkpointer=checkpointer)
         self.tools: ToolClient = tools or PythonTools(self.settings.python_tools)
         self._store: Store | None = None
+        self._graphs: dict[str, Any] = {}  # content digest -> compiled graph (same saver)
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -60,6 +61,7 @@ class Canal:
         if self._store is not None:
             self._store.close()
             self._store = None
+            self._graphs.clear()
 
     def __enter__(self) -> "Canal":
         return self
@@ -111,7 +113,9 @@ class Canal:
         from canal.graphs.compile import compile_graph
         from canal.nodes.automated import RunContext
 
-        graph = compile_graph(spec, self.store.saver())
+        graph = self._graphs.get(spec.digest)
+        if graph is None:
+            graph = self._graphs[spec.digest] = compile_graph(spec, self.store.saver())
         config = self._config(thread_id)
         graph_input = start
         if resume is not None:

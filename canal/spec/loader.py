@@ -113,7 +113,10 @@ def _front(rel: str, text: str | None, problems: list[Problem]) -> tuple[dict[st
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping."""
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping.
+
+    The pure-Python loader, not libyaml's: its messages are the same on every install.
+    """
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
