@@ -259,3 +259,59 @@ def tool_calls(project: Path) -> list[list[Any]]:
     if not log.exists():
         return []
     return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+TOOLBOX = ROOT / "tests" / "servers" / "toolbox.py"
+
+
+def schema(*required: str, **props: Any) -> dict[str, Any]:
+    """A JSON Schema object with ``props`` (name -> type or property dict)."""
+    return {"type": "object", "required": list(required),
+            "properties": {k: v if isinstance(v, dict) else {"type": v}
+                           for k, v in props.items()}}
+
+
+class Toolbox:
+    """Test MCP servers (tests/servers/toolbox.py) configured in ``<root>/.mcp.json``.
+
+    Each server has a folder with its spec, ``starts.log`` and ``calls.log``; a test changes
+    a server's tools with ``set_tools`` and reads what happened with ``starts``/``calls``.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.servers: dict[str, dict[str, Any]] = {}
+
+    def add(self, name: str, tools: list[dict[str, Any]], page_size: int = 100,
+            timeout: float = 20) -> None:
+        folder = self.root / "servers" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        self.servers[name] = {"command": sys.executable,
+                              "args": [str(TOOLBOX), str(folder / "spec.json"), name],
+                              "timeout": timeout}
+        self.set_tools(name, tools, page_size)
+        self.write_config()
+
+    def add_raw(self, name: str, entry: dict[str, Any]) -> None:
+        self.servers[name] = entry
+        self.write_config()
+
+    def write_config(self) -> None:
+        (self.root / ".mcp.json").write_text(json.dumps({"mcpServers": self.servers}, indent=1))
+
+    def set_tools(self, name: str, tools: list[dict[str, Any]], page_size: int = 100) -> None:
+        spec = {"page_size": page_size, "tools": tools}
+        (self.root / "servers" / name / "spec.json").write_text(json.dumps(spec))
+
+    def starts(self, name: str) -> int:
+        log = self.root / "servers" / name / "starts.log"
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
+    def calls(self, name: str) -> list[dict[str, Any]]:
+        log = self.root / "servers" / name / "calls.log"
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+@pytest.fixture
+def toolbox(tmp_path: Path) -> Toolbox:
+    return Toolbox(tmp_path)

@@ -13,7 +13,8 @@ from canal.errors import UsageError
 def _canal(args: argparse.Namespace) -> Any:
     from canal.runtime.canal import Canal
 
-    return Canal(workflows=args.workflows, home=args.home, checkpointer=args.checkpointer)
+    return Canal(workflows=args.workflows, home=args.home, checkpointer=args.checkpointer,
+                 mcp_config=args.mcp_config)
 
 
 def _gate_data(args: argparse.Namespace) -> Any:
@@ -34,10 +35,7 @@ def _gate_data(args: argparse.Namespace) -> Any:
         source, text = "--gate-data", args.gate_data
     else:
         return {}
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{source} is not valid JSON: {exc}") from exc
+    return _json_option(source, text)
 
 
 def validate(args: argparse.Namespace) -> dict[str, Any]:
@@ -95,8 +93,54 @@ def graph(args: argparse.Namespace) -> dict[str, Any]:
     return {"status": "ok", "workflow": spec.name, "mermaid": mermaid}
 
 
+def discover(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.discover()
+
+
+def index(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.index()
+
+
+def meta(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.meta(args.tool, required_only=args.required_only)
+
+
+def call(args: argparse.Namespace) -> dict[str, Any]:
+    arguments = _json_option("--args", args.args)
+    with _canal(args) as canal:
+        return canal.call(args.tool, arguments)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from canal.cli.run import drive
+
+    with _canal(args) as canal:
+        return drive(canal, args)
+
+
+def _json_option(option: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{option} is not valid JSON: {exc}") from exc
+
+
 def _no_arguments(parser: argparse.ArgumentParser) -> None:
     """The command takes only the common options."""
+
+
+def _meta_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tool", help="tool name (as in the index)")
+    parser.add_argument("--required-only", action="store_true",
+                        help="only the fields a call must give")
+
+
+def _call_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tool", help="tool name (as in the index)")
+    parser.add_argument("--args", default="{}", metavar="JSON", help="the arguments as JSON")
 
 
 def _workflow(parser: argparse.ArgumentParser) -> None:
@@ -118,6 +162,12 @@ def _advance_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gate-file", metavar="PATH", help="read the data from a file ('-': stdin)")
 
 
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    _start_arguments(parser)
+    parser.add_argument("--answers", metavar="FILE",
+                        help="JSON or YAML answers {step id: {field: value}} instead of prompts")
+
+
 def _validate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="*", metavar="WORKFLOW",
                         help="workflows to check (default: all)")
@@ -137,4 +187,9 @@ COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None
     ("runs", runs, "list runs", _runs_arguments),
     ("abort", abort, "abort a run", _thread),
     ("graph", graph, "the compiled graph of a workflow as Mermaid text", _workflow),
+    ("discover", discover, "sync tools from the configured MCP servers", _no_arguments),
+    ("index", index, "workflows, then tools: one line each", _no_arguments),
+    ("meta", meta, "one tool's fields after its rules", _meta_arguments),
+    ("call", call, "call one tool, checked against its metadata", _call_arguments),
+    ("run", run, "drive a workflow in the terminal (prompts per gate field)", _run_arguments),
 ]

@@ -7,13 +7,15 @@ one for an unexpected error).
 Exit codes:
   0  success
   1  unexpected internal error
-  2  usage: bad arguments, malformed JSON, a name that is not a plain name
+  2  usage: bad arguments, malformed JSON, a name that is not a plain name, or a scripted
+     ``run`` whose answers ran out
   3  the submission was rejected by the step's gate (nothing changed)
   4  unknown workflow or thread
   5  invalid workflow definition
   6  the run cannot take this action (finished run, taken thread id)
   7  a tool failed; the run is parked as failed
   8  configuration error
+  9  discover: a server could not be listed (the others were synced)
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from typing import Any, Sequence
 
 from canal.errors import CanalError, UsageError
 
-EXIT_BY_STATUS = {"rejected": 3, "failed": 7}
+READ_ONLY = ("current", "runs", "index", "meta", "graph")
+EXIT_BY_STATUS = {"rejected": 3, "invalid": 5, "failed": 7, "partial": 9, "error": 9}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,6 +48,8 @@ def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
                         help="state folder (default ./.canal)")
     parser.add_argument("--checkpointer", default=default, metavar="URL",
                         help="sqlite:///path.db, memory: or postgresql://...")
+    parser.add_argument("--mcp-config", default=default, metavar="PATH",
+                        help="the .mcp.json listing MCP servers (default ./.mcp.json)")
     parser.add_argument("--pretty", action="store_true",
                         default=argparse.SUPPRESS if suppress else False,
                         help="indent the JSON output")
@@ -95,10 +100,11 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(f"canal: {message} (set CANAL_DEBUG=1 for a traceback)", file=sys.stderr)
         return 1
     emit(document, pretty)
-    status = document.get("status") if isinstance(document, dict) else None
-    if args.command in ("start", "advance", "abort"):
-        return EXIT_BY_STATUS.get(status, 0)
-    return 5 if status == "invalid" else 0
+    if args.command in READ_ONLY:  # reading a failed run is a successful read
+        return 0
+    if args.command == "run" and document.get("status") == "awaiting_input":
+        return 2  # a scripted run stopped for want of an answer
+    return EXIT_BY_STATUS.get(document.get("status"), 0)
 
 
 def main() -> None:

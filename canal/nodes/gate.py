@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from canal.jsontypes import fits, json_type
 from canal.spec.models import FieldSpec
 
 ACTION_GATE: dict[str, FieldSpec] = {
@@ -42,7 +43,7 @@ def check_gate(schema: Mapping[str, FieldSpec], submitted: Any) -> GateCheck:
     """Check ``submitted`` against ``schema``; never raises for any JSON value."""
     check = GateCheck()
     if not isinstance(submitted, Mapping):
-        kind = _json_type(submitted) if submitted is not None else "null"
+        kind = json_type(submitted)
         check.errors.append({"field": "", "message": f"expected a JSON object, got {kind}"})
         return check
     for name in submitted:
@@ -66,9 +67,8 @@ def check_gate(schema: Mapping[str, FieldSpec], submitted: Any) -> GateCheck:
 
 def field_error(spec: FieldSpec, value: Any) -> str | None:
     """Why ``value`` does not fit ``spec``, or None when it does."""
-    kind = _json_type(value)
-    if not (kind == spec.type or (spec.type == "number" and kind == "integer")):
-        return f"expected {spec.type}, got {kind}"
+    if not fits(value, spec.type):
+        return f"expected {spec.type}, got {json_type(value)}"
     if spec.enum is not None and value not in spec.enum:
         return f"must be one of: {', '.join(map(_show, spec.enum))}"
     if spec.pattern is not None and isinstance(value, str) and not re.search(spec.pattern, value):
@@ -79,22 +79,6 @@ def field_error(spec: FieldSpec, value: Any) -> str | None:
     if spec.max is not None and size > spec.max:
         return f"must be at most {_show(spec.max)}{unit}"
     return None
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__
 
 
 def _measure(value: Any) -> tuple[float, str]:

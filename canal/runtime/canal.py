@@ -25,7 +25,9 @@ from canal.runtime.envelope import (
 )
 from canal.spec.loader import check_name, list_workflows, load_workflow, workflow_dir
 from canal.spec.models import WorkflowSpec
+from canal.tools.cache import ToolCache
 from canal.tools.client import PythonTools, ToolClient
+from canal.tools.routed import RoutedTools
 
 FINISHED = ("completed", "aborted")
 
@@ -36,15 +38,21 @@ class Canal:
     Every argument is optional and defaults as the CLI does (see ``canal.config``):
     ``workflows`` is the folder of workflow folders, ``home`` the state folder,
     ``checkpointer`` a URL (``sqlite:///...``, ``memory:``, ``postgresql://...``) or a
-    LangGraph checkpointer object, ``tools`` the ``ToolClient`` automated steps call.
+    LangGraph checkpointer object, ``mcp_config`` the ``.mcp.json`` file, ``tools`` the
+    ``ToolClient`` automated steps call (default: Python tools from ``canal.yaml``, then the
+    MCP tools in the tool cache).
     """
 
     def __init__(self, workflows: str | Path | None = None, home: str | Path | None = None,
                  checkpointer: Any = None, tools: ToolClient | None = None,
+                 mcp_config: str | Path | None = None,
                  settings: Settings | None = None) -> None:
         self.settings = settings or load_settings(workflows=workflows, home=home,
-                                                  checkpointer=checkpointer)
-        self.tools: ToolClient = tools or PythonTools(self.settings.python_tools)
+                                                  checkpointer=checkpointer,
+                                                  mcp_config=mcp_config)
+        self.tool_cache = ToolCache(self.settings.home / "tools")
+        self.tools: ToolClient = tools or RoutedTools(
+            PythonTools(self.settings.python_tools), self.tool_cache, self.settings.mcp_config)
         self._store: Store | None = None
         self._graphs: dict[str, Any] = {}  # content digest -> compiled graph (same saver)
 
@@ -220,6 +228,55 @@ class Canal:
             return self.workflow(name)
         except CanalError:
             return None
+
+    # -- tools -------------------------------------------------------------------------
+
+    def discover(self) -> dict[str, Any]:
+        """Sync every configured MCP server's tools into the cache; the change summary."""
+        from canal.spec.loader import describe_workflows
+        from canal.tools.discover import discover
+        from canal.tools.servers import load_servers
+
+        servers = load_servers(self.settings.mcp_config)
+        return discover(servers, self.tool_cache, describe_workflows(self.settings.workflows))
+
+    def index(self) -> dict[str, Any]:
+        """Workflows first, then tools: one short line each."""
+        from canal.spec.loader import describe_workflows
+
+        workflows = [{"name": n, "description": d}
+                     for n, d in describe_workflows(self.settings.workflows)]
+        tools = [{"name": m.name, "description": m.summary(), "server": m.server,
+                  **({"hints": m.hints()} if m.hints() else {})} for m in self.tool_cache.all()]
+        return {"status": "ok", "workflows": workflows, "tools": tools}
+
+    def meta(self, tool: str, required_only: bool = False) -> dict[str, Any]:
+        """One tool's fields after its rules, with notes and annotations."""
+        from canal.tools.meta import describe, rules_of
+
+        meta = self.tool_cache.get(tool)
+        return describe(meta, rules_of(self.tool_cache.rules_text(meta.name)), required_only)
+
+    def call(self, tool: str, arguments: Any) -> dict[str, Any]:
+        """One tool call, checked against the tool's metadata before anything is sent."""
+        from canal.tools.mcp import McpConnections
+        from canal.tools.meta import check_arguments, rules_of
+        from canal.tools.servers import load_servers
+
+        meta = self.tool_cache.get(tool)
+        check = check_arguments(meta, rules_of(self.tool_cache.rules_text(meta.name)),
+                                _json_plain(arguments))
+        out: dict[str, Any] = {"tool": meta.name, "server": meta.server,
+                               "missing": check.missing, "errors": check.errors,
+                               "dropped": check.dropped}
+        if not check.accepted:
+            return {"status": "rejected", **out}
+        connections = McpConnections(load_servers(self.settings.mcp_config))
+        try:
+            result = connections.call(meta.server, meta.tool, check.arguments)
+        finally:
+            connections.close()
+        return {"status": "ok", **out, "arguments": check.arguments, "result": result}
 
     # -- helpers -----------------------------------------------------------------------
 

@@ -68,6 +68,19 @@ def list_workflows(root: Path) -> list[str]:
     )
 
 
+def describe_workflows(root: Path) -> list[tuple[str, str]]:
+    """``(name, description)`` of every workflow under ``root``, read from its entry file only
+    (an unreadable entry gets an empty description; ``canal validate`` reports why)."""
+    out = []
+    for name in list_workflows(root):
+        entry = entry_file(root / name)
+        assert entry is not None
+        front, _ = _front(entry.name, _text(entry, entry.name, []), [])
+        description = (front or {}).get("description", "")
+        out.append((name, " ".join(str(description).split())))
+    return out
+
+
 def split_front_matter(text: str) -> tuple[str | None, str]:
     """Split ``---``-fenced YAML from the Markdown body; raise ValueError if never closed."""
     lines = text.splitlines(keepends=True)

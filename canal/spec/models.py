@@ -34,8 +34,8 @@ class FieldSpec(_Frozen):
     enum: tuple[Any, ...] | None = None
     pattern: str | None = None
     default: Any = None
-    min: float | None = None
-    max: float | None = None
+    min: int | float | None = None
+    max: int | float | None = None
     sensitive: bool = False
 
     @model_validator(mode="before")

@@ -1,0 +1,148 @@
+"""``canal run``: a person drives a workflow in the terminal.
+
+Each gate field is asked for in turn (choices for enums, hidden input for sensitive fields,
+Enter to skip an optional field); notifications are shown and acknowledged; a failed step
+asks whether to retry, skip or abort. ``--answers FILE`` (JSON or YAML, ``{step id: {field:
+value}}``, ``{failed step id: {action: ...}}``) scripts the run instead. Prompts and progress
+go to stderr; stdout gets the final envelope as JSON, like every other command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from canal.errors import UsageError
+
+Ask = Callable[[str, bool], str]
+
+
+def say(text: str = "") -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def ask_line(prompt: str, secret: bool) -> str:
+    """One line from the person at the terminal; EOF is a usage error (nothing is submitted)."""
+    if secret and sys.stdin.isatty():
+        return getpass.getpass(prompt, stream=sys.stderr)
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        raise UsageError("no more input on stdin; answer interactively or use --answers FILE")
+    return line.rstrip("\n")
+
+
+def load_answers(path: str) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise UsageError(f"--answers: cannot read {path}: {exc}") from exc
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise UsageError(f"--answers: {path} must map step ids to objects of field values")
+    return data
+
+
+def convert(kind: str, text: str) -> Any:
+    """A typed value from what a person typed (ValueError when it does not parse)."""
+    if kind == "integer":
+        return int(text)
+    if kind == "number":
+        return float(text)
+    if kind == "boolean":
+        if text.lower() in ("y", "yes", "true", "1"):
+            return True
+        if text.lower() in ("n", "no", "false", "0"):
+            return False
+        raise ValueError("answer y or n")
+    if kind in ("array", "object") or text.startswith(("[", "{")):
+        if kind == "array" and not text.startswith("["):
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return json.loads(text)
+    return text
+
+
+def ask_field(name: str, field: dict[str, Any], ask: Ask) -> tuple[bool, Any]:
+    """Ask for one field until the answer parses: ``(given, value)``."""
+    label = f"{name}" + (f" ({field['desc']})" if field.get("desc") else "")
+    choices = field.get("enum")
+    numbered = bool(choices) and all(isinstance(c, str) for c in choices)
+    if choices:
+        say(f"{label}, one of:")
+        say("  " + ("  ".join(f"{i}) {c}" for i, c in enumerate(choices, 1)) if numbered
+                    else ", ".join(map(str, choices))))
+    optional = "" if field["required"] else " [Enter to skip]"
+    while True:
+        prompt = f"{'choice' if choices else label}{optional}: "
+        text = ask(prompt, bool(field.get("sensitive"))).strip()
+        if not text:
+            if not field["required"]:
+                return False, None
+            say("  this field is required")
+            continue
+        if numbered and text.isdigit() and 1 <= int(text) <= len(choices):
+            return True, choices[int(text) - 1]
+        try:
+            value = convert(field["type"], text)
+        except ValueError as exc:
+            say(f"  not a {field['type']}: {exc}")
+            continue
+        if choices and value not in choices:
+            say(f"  not one of the choices")
+            continue
+        return True, value
+
+
+def ask_step(step: dict[str, Any], ask: Ask) -> dict[str, Any]:
+    data = {}
+    for name, field in step["gate"].items():
+        given, value = ask_field(name, field, ask)
+        if given:
+            data[name] = value
+    return data
+
+
+def show(env: dict[str, Any]) -> None:
+    step = env["step"]
+    say("")
+    say(f"== {step.get('title') or step['id']} ({step['type']})")
+    if step["instructions"]:
+        say(step["instructions"])
+    for error in env["errors"]:
+        say(f"  ! {error.get('field') or error.get('step', '')}: "
+            f"{error.get('message') or error.get('error')}")
+
+
+def drive(canal: Any, args: argparse.Namespace, ask: Ask = ask_line) -> dict[str, Any]:
+    """Run or resume a workflow to its end (or to a scripted run's missing answer)."""
+    answers = load_answers(args.answers) if args.answers else None
+    if args.thread_id and canal.store.lookup(args.thread_id):
+        env = canal.current(args.thread_id).to_json()
+    else:
+        env = canal.start(args.workflow, thread_id=args.thread_id).to_json()
+    thread = env["thread_id"]
+    say(f"run {thread} (resume with: canal run {args.workflow} --thread-id {thread})")
+    while env["status"] in ("awaiting_input", "failed", "rejected"):
+        show(env)
+        step = env["step"]
+        if answers is not None:
+            if step["type"] != "notification" and step["id"] not in answers:
+                say(f"no answer for step {step['id']!r} in {args.answers}; the run waits there")
+                return env
+            if env["status"] == "rejected":
+                return env
+            data = answers.get(step["id"], {})
+        elif step["type"] == "notification" or not step["gate"]:
+            ask("[Enter to continue] ", False)
+            data = {}
+        else:
+            data = ask_step(step, ask)
+        env = canal.advance(thread, data).to_json()
+    say(f"\nrun {thread}: {env['status']}")
+    return env

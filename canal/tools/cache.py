@@ -1,0 +1,141 @@
+"""The tool cache in ``<home>/tools/``: one ``<tool>.meta`` (JSON) and ``<tool>.rules`` per
+tool, ``index.json`` for the index command, and ``tools-index.md`` for people and agents.
+
+A tool's canal name is its server-side name, unless two servers offer the same name: then
+each is named ``<server>.<tool>``. The qualified form works for every tool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from canal.errors import NotFound
+
+TOOL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+
+
+class ToolNotFound(NotFound):
+    code = "unknown_tool"
+
+
+@dataclass(frozen=True)
+class ToolMeta:
+    """What discover learnt about one tool."""
+
+    name: str
+    server: str
+    tool: str
+    description: str = ""
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    annotations: dict[str, Any] = field(default_factory=dict)
+    digest: str = ""
+
+    @classmethod
+    def from_listing(cls, name: str, server: str, listed: dict[str, Any]) -> "ToolMeta":
+        schema = listed.get("inputSchema") or {"type": "object"}
+        annotations = {k: v for k, v in (listed.get("annotations") or {}).items()
+                       if v is not None}
+        digest = hashlib.sha256(json.dumps([schema, annotations], sort_keys=True)
+                                .encode()).hexdigest()
+        return cls(name=name, server=server, tool=listed["name"],
+                   description=(listed.get("description") or "").strip(),
+                   input_schema=schema, annotations=annotations, digest=f"sha256:{digest}")
+
+    def summary(self) -> str:
+        """The description's first line, short enough for an index."""
+        line = self.description.strip().splitlines()[0] if self.description.strip() else ""
+        return line if len(line) <= 120 else line[:117].rstrip() + "..."
+
+    def hints(self) -> list[str]:
+        labels = {"readOnlyHint": "read-only", "destructiveHint": "destructive",
+                  "idempotentHint": "idempotent"}
+        return [label for key, label in labels.items() if self.annotations.get(key) is True]
+
+
+class ToolCache:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _meta_path(self, name: str) -> Path:
+        return self.folder / f"{name}.meta"
+
+    def rules_path(self, name: str) -> Path:
+        return self.folder / f"{name}.rules"
+
+    def get(self, name: str) -> ToolMeta:
+        """The cached metadata of ``name`` (a canal name or ``server.tool``)."""
+        if TOOL_NAME.fullmatch(name):
+            path = self._meta_path(name)
+            if path.is_file():
+                return ToolMeta(**json.loads(path.read_text(encoding="utf-8")))
+            qualified = self._by_qualified_name(name)
+            if qualified is not None:
+                return qualified
+        raise ToolNotFound(f"no tool {name!r} in the tool cache (run 'canal discover' to "
+                           "sync the MCP servers' tools)", tool=name)
+
+    def _by_qualified_name(self, name: str) -> ToolMeta | None:
+        server, _, tool = name.partition(".")
+        for meta in self.all():
+            if meta.server == server and meta.tool == tool:
+                return meta
+        return None
+
+    def all(self) -> list[ToolMeta]:
+        index = self.folder / "index.json"
+        if not index.is_file():
+            return []
+        return [ToolMeta(**item) for item in json.loads(index.read_text(encoding="utf-8"))]
+
+    def rules_text(self, name: str) -> str | None:
+        path = self.rules_path(name)
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
+    def save(self, tools: list[ToolMeta], rules: dict[str, str], stale: list[str],
+             index_markdown: str) -> None:
+        """Write every tool's files, remove those of ``stale`` tools, then the indexes."""
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for meta in tools:
+            _write(self._meta_path(meta.name), json.dumps(asdict(meta), indent=2) + "\n")
+            _write(self.rules_path(meta.name), rules[meta.name])
+        for name in stale:
+            self._meta_path(name).unlink(missing_ok=True)
+            text = self.rules_text(name)
+            if text is not None and not _has_manual_lines(text):
+                self.rules_path(name).unlink()
+        ordered = sorted(tools, key=lambda m: m.name)
+        _write(self.folder / "index.json",
+               json.dumps([asdict(m) for m in ordered], indent=1) + "\n")
+        _write(self.folder / "tools-index.md", index_markdown)
+
+
+def _has_manual_lines(text: str) -> bool:
+    return any(line.strip() and not line.lstrip().startswith("#")
+               and not line.rstrip().endswith("#auto") for line in text.splitlines())
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace ``path`` atomically, so a reader never sees half a file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def index_markdown(workflows: list[tuple[str, str]], tools: list[ToolMeta]) -> str:
+    """``tools-index.md``: workflows first (prefer them), then tools, one line each."""
+    lines = ["# Index", "", "Prefer a workflow that covers the whole request; use a single "
+             "tool only when none does.", "", "## Workflows", ""]
+    lines += [f"- `{name}`: {desc}" for name, desc in workflows] or ["(none)"]
+    lines += ["", "## Tools", ""]
+    for meta in sorted(tools, key=lambda m: m.name):
+        hints = f" ({', '.join(meta.hints())})" if meta.hints() else ""
+        lines.append(f"- `{meta.name}`{hints}: {meta.summary()}")
+    if not tools:
+        lines.append("(none)")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,51 @@
+"""The ``ToolClient`` a ``Canal`` uses by default: Python tools named in ``canal.yaml`` first,
+then MCP tools from the tool cache, each server connected only when one of its tools runs.
+
+Arguments reach a tool exactly as the step's ``input_mapping`` resolves them: rules
+(``IGNORE``/``ENUM``) shape what an agent sees and sends through ``canal call``, not what a
+workflow author wrote.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from canal.errors import ConfigError, NotFound, ToolError
+from canal.tools.cache import ToolCache
+from canal.tools.client import PythonTools
+
+
+class RoutedTools:
+    def __init__(self, python: PythonTools, cache: ToolCache, mcp_config: Path) -> None:
+        self.python = python
+        self.cache = cache
+        self.mcp_config = mcp_config
+        self._mcp: Any = None
+
+    def connections(self) -> Any:
+        """The MCP connections, created (not connected) on first use."""
+        if self._mcp is None:
+            from canal.tools.mcp import McpConnections
+            from canal.tools.servers import load_servers
+
+            try:
+                servers = load_servers(self.mcp_config)
+            except ConfigError as exc:
+                raise ToolError(exc.message) from exc
+            self._mcp = McpConnections(servers)
+        return self._mcp
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        if tool in self.python:
+            return self.python.call(tool, arguments)
+        try:
+            meta = self.cache.get(tool)
+        except NotFound as exc:
+            raise ToolError(exc.message, tool=tool) from exc
+        return self.connections().call(meta.server, meta.tool, arguments)
+
+    def close(self) -> None:
+        if self._mcp is not None:
+            self._mcp.close()
+            self._mcp = None

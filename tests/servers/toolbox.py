@@ -1,0 +1,93 @@
+"""A real MCP server (stdio, the ``mcp`` SDK's low-level API) whose tools a test controls.
+
+``python toolbox.py SPEC.json NAME`` serves the tools listed in SPEC.json and appends one
+line to ``starts.log`` beside it at every start, and one JSON line per call to ``calls.log``.
+The spec is read at start, so a test changes the tool list between discover runs by
+rewriting the file. ``tools/list`` pages through ``page_size`` tools at a time.
+
+Spec::
+
+    {"page_size": 2, "tools": [{"name": "add", "description": "...", "inputSchema": {...},
+      "annotations": {...}, "behavior": "echo" | "text" | "plain" | "error" | "crash" | "hang",
+      "result": {...}}]}
+
+Behaviours: ``echo`` returns ``{"tool": name, "arguments": args}`` (plus ``result``) as
+structured content; ``text`` returns ``result`` as JSON text only; ``plain`` returns
+``result`` as plain text; ``error`` answers ``isError`` with ``result`` as the message;
+``crash`` exits the process mid-call; ``hang`` never answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+
+def build(spec_path: Path, name: str) -> Server:
+    spec = json.loads(spec_path.read_text())
+    tools = {t["name"]: t for t in spec["tools"]}
+    page_size = spec.get("page_size", 100)
+    calls = spec_path.with_name("calls.log")
+    server: Server = Server(name)
+
+    @server.list_tools()
+    async def list_tools(request: types.ListToolsRequest) -> types.ListToolsResult:
+        # The SDK itself calls this with None to fill its tool cache before a call.
+        params = getattr(request, "params", None)
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        page = list(tools.values())[start : start + page_size]
+        listed = [types.Tool(name=t["name"], description=t.get("description"),
+                             inputSchema=t.get("inputSchema", {"type": "object"}),
+                             annotations=types.ToolAnnotations(**t["annotations"])
+                             if "annotations" in t else None) for t in page]
+        more = start + page_size < len(tools)
+        return types.ListToolsResult(tools=listed,
+                                     nextCursor=str(start + page_size) if more else None)
+
+    @server.call_tool(validate_input=False)
+    async def call_tool(tool: str, arguments: dict) -> object:
+        with calls.open("a") as log:
+            log.write(json.dumps({"server": name, "tool": tool, "arguments": arguments}) + "\n")
+        entry = tools.get(tool)
+        if entry is None:
+            raise ValueError(f"Unknown tool: {tool}")
+        behavior, result = entry.get("behavior", "echo"), entry.get("result")
+        if behavior == "crash":
+            os._exit(3)
+        if behavior == "hang":
+            await asyncio.sleep(3600)
+        if behavior == "error":
+            return types.CallToolResult(isError=True, content=[
+                types.TextContent(type="text", text=str(result))])
+        if behavior == "text":
+            return [types.TextContent(type="text", text=json.dumps(result))]
+        if behavior == "plain":
+            return [types.TextContent(type="text", text=str(result))]
+        return {"tool": tool, "server": name, "arguments": arguments, **(result or {})}
+
+    return server
+
+
+async def serve(spec_path: Path, name: str) -> None:
+    server = build(spec_path, name)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def main() -> None:
+    spec_path, name = Path(sys.argv[1]), sys.argv[2]
+    with spec_path.with_name("starts.log").open("a") as log:
+        log.write(f"{name} {os.getpid()}\n")
+    anyio.run(serve, spec_path, name)
+
+
+if __name__ == "__main__":
+    main()
