@@ -1,8 +1,10 @@
-# `make test` sets everything up on a fresh clone and runs the tests.
+# `make demo` sets everything up on a fresh clone and runs the example workflow end to end
+# against the example MCP server; `make test` sets everything up and runs the tests.
 VENV ?= .venv
 PY := $(VENV)/bin/python
+CANAL := $(VENV)/bin/canal
 
-.PHONY: setup test
+.PHONY: setup test demo
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
@@ -13,3 +15,9 @@ $(VENV)/.installed: pyproject.toml
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The example platform starts empty each time, so the scripted project name is free.
+demo: setup
+	rm -f .canal/permission-platform.db
+	$(CANAL) discover --pretty
+	$(CANAL) run create-permission-set --answers examples/permission_platform/answers.yaml --pretty

@@ -127,6 +127,7 @@ def drive(canal: Any, args: argparse.Namespace, ask: Ask = ask_line) -> dict[str
     else:
         env = canal.start(args.workflow, thread_id=args.thread_id).to_json()
     thread = env["thread_id"]
+    executed = list(env["executed"])  # every tool call this command made, in order
     say(f"run {thread} (resume with: canal run {args.workflow} --thread-id {thread})")
     while env["status"] in ("awaiting_input", "failed", "rejected"):
         show(env)
@@ -134,9 +135,9 @@ def drive(canal: Any, args: argparse.Namespace, ask: Ask = ask_line) -> dict[str
         if answers is not None:
             if step["type"] != "notification" and step["id"] not in answers:
                 say(f"no answer for step {step['id']!r} in {args.answers}; the run waits there")
-                return env
+                return {**env, "executed": executed}
             if env["status"] == "rejected":
-                return env
+                return {**env, "executed": executed}
             data = answers.get(step["id"], {})
         elif step["type"] == "notification" or not step["gate"]:
             ask("[Enter to continue] ", False)
@@ -144,5 +145,7 @@ def drive(canal: Any, args: argparse.Namespace, ask: Ask = ask_line) -> dict[str
         else:
             data = ask_step(step, ask)
         env = canal.advance(thread, data).to_json()
+        executed += env["executed"]
+        env["executed"] = executed
     say(f"\nrun {thread}: {env['status']}")
     return env

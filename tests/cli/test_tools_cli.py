@@ -1,0 +1,195 @@
+"""discover, index, meta, call and run from the command line, one process per call."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, Cli, schema
+
+SHIPPED = ROOT / "workflows" / "create-permission-set"
+SERVER = ROOT / "examples" / "permission_platform" / "server.py"
+ANSWERS = ROOT / "examples" / "permission_platform" / "answers.yaml"
+
+
+@pytest.fixture
+def platform(tmp_path: Path) -> Cli:
+    """A project folder with the shipped workflow and the example backend configured."""
+    shutil.copytree(SHIPPED, tmp_path / "workflows" / SHIPPED.name)
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"permission-platform": {
+        "command": sys.executable, "args": [str(SERVER)],
+        "env": {"PERMISSION_PLATFORM_DB": str(tmp_path / "platform.db")}}}}))
+    return Cli(tmp_path)
+
+
+def test_the_shipped_workflow_end_to_end(platform):
+    assert platform("validate").json["status"] == "ok"
+    found = platform("discover")
+    assert found.code == 0
+    assert found.json["added"] == ["create_project", "create_role", "delete_project",
+                                   "get_project", "list_projects"]
+    assert found.json["workflow_count"] == 1
+    index = platform("index").json
+    assert index["workflows"][0]["name"] == "create-permission-set"
+    assert {t["name"]: t.get("hints") for t in index["tools"]}["delete_project"] == [
+        "destructive"]
+    required = platform("meta", "create_project", "--required-only").json
+    assert [f["name"] for f in required["fields"]] == ["name", "host", "auth_mode", "admins"]
+    assert required["ignored"] == ["id", "insert_time", "update_admin", "update_time"]
+
+    thread = platform("start", "create-permission-set").json["thread_id"]
+    first = platform("advance", thread, "--gate-data", json.dumps({
+        "project_name": "billing", "host": "billing.example.com", "auth_mode": 1,
+        "admins": "ann,bob"}))
+    assert first.code == 0, first.stdout
+    assert first.json["step"]["id"] == "collect-role-info"
+    assert first.json["executed"][0]["result"]["admins"] == ["ann", "bob"]
+    second = platform("advance", thread, "--gate-data", '{"role_name": "reader"}')
+    assert second.json["step"]["id"] == "summary"
+    assert "role **reader** (id 1)" in second.json["step"]["instructions"]
+    assert platform("advance", thread).json["status"] == "completed"
+    roles = platform("call", "get_project", "--args", '{"project_id": 1}').json
+    assert roles["result"]["roles"][0]["role_name"] == "reader"
+
+
+def test_a_backend_refusal_parks_the_run(platform):
+    platform("discover")
+    data = {"project_name": "dup", "host": "dup.example.com", "auth_mode": 0, "admins": "a"}
+    platform("call", "create_project", "--args", json.dumps(
+        {"name": "dup", "host": "dup.example.com", "auth_mode": 0, "admins": "a"}))
+    thread = platform("start", "create-permission-set").json["thread_id"]
+    failed = platform("advance", thread, "--gate-data", json.dumps(data))
+    assert failed.code == 7
+    assert failed.json["status"] == "failed"
+    assert failed.json["errors"][0]["error"].startswith(
+        "create_project: a project named 'dup' already exists (id 1)")
+    aborted = platform("advance", thread, "--gate-data", '{"action": "abort"}')
+    assert aborted.code == 0 and aborted.json["status"] == "aborted"
+
+
+def test_run_with_answers_completes_the_example(platform):
+    platform("discover")
+    result = platform("run", "create-permission-set", "--answers", str(ANSWERS))
+    assert result.code == 0, result.stderr
+    assert result.json["status"] == "completed"
+    assert [e["tool"] for e in result.json["executed"]] == ["create_project", "create_role"]
+    assert "resume with: canal run create-permission-set --thread-id" in result.stderr
+    assert "role **reader**" in result.stderr
+
+
+def test_run_prompts_a_person_field_by_field(platform):
+    platform("discover")
+    typed = "\n".join(["shop", "not a domain", "9", "2", "zoe",   # host rejected by the gate
+                       "shop", "shop.example.com", "2", "zoe",     # asked again
+                       "", "admin", "read, write", ""]) + "\n"
+    result = platform("run", "create-permission-set", stdin=typed)
+    assert result.code == 0, result.stderr
+    assert result.json["status"] == "completed"
+    assert "not one of the choices" in result.stderr
+    assert "host: does not match the pattern" in result.stderr
+    assert "this field is required" in result.stderr
+    assert result.json["executed"][1]["arguments"] == {
+        "project_id": 1, "role_name": "admin", "permissions": ["read", "write"]}
+
+
+def test_run_stops_where_answers_run_out_and_resumes(platform, tmp_path):
+    platform("discover")
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps({"collect-project-info": {
+        "project_name": "p", "host": "p.example.com", "auth_mode": 3, "admins": "x"}}))
+    stopped = platform("run", "create-permission-set", "--answers", str(partial))
+    assert stopped.code == 2
+    assert stopped.json["status"] == "awaiting_input"
+    assert stopped.json["step"]["id"] == "collect-role-info"
+    assert "no answer for step 'collect-role-info'" in stopped.stderr
+    thread = stopped.json["thread_id"]
+    resumed = platform("run", "create-permission-set", "--thread-id", thread,
+                       "--answers", str(ANSWERS))
+    assert resumed.json["status"] == "completed" and resumed.json["thread_id"] == thread
+
+
+@pytest.mark.parametrize("content, message", [
+    ("[1, 2]", "must map step ids to objects of field values"),
+    ("{unclosed: [", "cannot read"),
+])
+def test_run_refuses_a_bad_answers_file(platform, tmp_path, content, message):
+    answers = tmp_path / "answers.yaml"
+    answers.write_text(content)
+    result = platform("run", "create-permission-set", "--answers", str(answers))
+    assert result.code == 2 and message in result.json["error"]["message"]
+    assert platform("runs").json["count"] == 0
+
+
+def test_run_without_input_stops_cleanly(platform):
+    platform("discover")
+    result = platform("run", "create-permission-set", stdin="")
+    assert result.code == 2
+    assert result.json["error"]["message"] == (
+        "no more input on stdin; answer interactively or use --answers FILE")
+
+
+@pytest.mark.parametrize("args, code, error_code, message", [
+    (["meta", "nope"], 4, "unknown_tool", "no tool 'nope' in the tool cache"),
+    (["call", "nope"], 4, "unknown_tool", "no tool 'nope' in the tool cache"),
+    (["call", "create_project", "--args", "{oops"], 2, "usage", "--args is not valid JSON"),
+])
+def test_tool_command_errors(platform, args, code, error_code, message):
+    platform("discover")
+    result = platform(*args)
+    assert result.code == code
+    assert result.json["error"]["code"] == error_code
+    assert message in result.json["error"]["message"]
+
+
+def test_call_rejects_bad_arguments_with_exit_3(platform):
+    platform("discover")
+    result = platform("call", "create_project", "--args",
+                      '{"name": "x", "auth_mode": "1", "id": 4}')
+    assert result.code == 3
+    assert result.json["missing"] == ["host", "admins"]
+    assert result.json["errors"] == [{"field": "auth_mode",
+                                      "message": "expected integer, got string"}]
+    assert result.json["dropped"] == ["id"]
+
+
+def test_discover_with_a_broken_server_exits_9(platform, tmp_path):
+    config = json.loads((tmp_path / ".mcp.json").read_text())
+    config["mcpServers"]["broken"] = {"command": str(tmp_path / "missing-binary"),
+                                      "env": {"API_TOKEN": "hunter2"}}
+    (tmp_path / ".mcp.json").write_text(json.dumps(config))
+    result = platform("discover")
+    assert result.code == 9
+    assert result.json["status"] == "partial"
+    assert result.json["servers"]["permission-platform"] == {"status": "ok", "tools": 5}
+    assert "hunter2" not in result.stdout + result.stderr
+
+
+def test_a_bad_mcp_config_is_a_config_error(platform, tmp_path):
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {"x": {}}}')
+    result = platform("discover")
+    assert result.code == 8
+    assert result.json["error"]["message"] == (
+        f"{tmp_path / '.mcp.json'}: mcpServers.x: needs 'command' (a stdio server) or 'url' "
+        "(an HTTP server)")
+
+
+def test_read_only_tool_commands_import_no_engine_and_no_mcp(platform):
+    platform("discover")
+    probe = (
+        "import sys, io, contextlib\n"
+        "from canal.cli.main import run\n"
+        "for argv in (['index'], ['meta', 'create_project']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        assert run(argv) == 0\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('langgraph', 'mcp', "
+        "'langchain_mcp_adapters'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=platform.cwd, env=platform.env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
