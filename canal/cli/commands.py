@@ -100,7 +100,7 @@ def discover(args: argparse.Namespace) -> dict[str, Any]:
 
 def index(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
-        return canal.index()
+        return canal.index(full=args.full)
 
 
 def meta(args: argparse.Namespace) -> dict[str, Any]:
@@ -130,6 +130,11 @@ def _json_option(option: str, text: str) -> Any:
 
 def _no_arguments(parser: argparse.ArgumentParser) -> None:
     """The command takes only the common options."""
+
+
+def _index_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--full", action="store_true",
+                        help="objects with server and hints instead of one line each")
 
 
 def _meta_arguments(parser: argparse.ArgumentParser) -> None:
@@ -188,7 +193,7 @@ COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None
     ("abort", abort, "abort a run", _thread),
     ("graph", graph, "the compiled graph of a workflow as Mermaid text", _workflow),
     ("discover", discover, "sync tools from the configured MCP servers", _no_arguments),
-    ("index", index, "workflows, then tools: one line each", _no_arguments),
+    ("index", index, "workflows, then tools: one line each", _index_arguments),
     ("meta", meta, "one tool's fields after its rules", _meta_arguments),
     ("call", call, "call one tool, checked against its metadata", _call_arguments),
     ("run", run, "drive a workflow in the terminal (prompts per gate field)", _run_arguments),

@@ -240,15 +240,20 @@ class Canal:
         servers = load_servers(self.settings.mcp_config)
         return discover(servers, self.tool_cache, describe_workflows(self.settings.workflows))
 
-    def index(self) -> dict[str, Any]:
-        """Workflows first, then tools: one short line each."""
+    def index(self, full: bool = False) -> dict[str, Any]:
+        """Workflows first, then tools, one short line each (``full``: objects instead, with
+        each tool's server and hints)."""
         from canal.spec.loader import describe_workflows
 
-        workflows = [{"name": n, "description": d}
-                     for n, d in describe_workflows(self.settings.workflows)]
-        tools = [{"name": m.name, "description": m.summary(), "server": m.server,
-                  **({"hints": m.hints()} if m.hints() else {})} for m in self.tool_cache.all()]
-        return {"status": "ok", "workflows": workflows, "tools": tools}
+        workflows = describe_workflows(self.settings.workflows)
+        tools = self.tool_cache.all()
+        if not full:
+            return {"status": "ok", "workflows": [f"{n}: {d}" for n, d in workflows],
+                    "tools": [m.line() for m in tools]}
+        return {"status": "ok",
+                "workflows": [{"name": n, "description": d} for n, d in workflows],
+                "tools": [{"name": m.name, "description": m.summary(), "server": m.server,
+                           "hints": m.hints()} for m in tools]}
 
     def meta(self, tool: str, required_only: bool = False) -> dict[str, Any]:
         """One tool's fields after its rules, with notes and annotations."""

@@ -52,6 +52,11 @@ class ToolMeta:
         line = self.description.strip().splitlines()[0] if self.description.strip() else ""
         return line if len(line) <= 120 else line[:117].rstrip() + "..."
 
+    def line(self) -> str:
+        """``name (hints): summary``, the tool's line in the index."""
+        hints = f" ({', '.join(self.hints())})" if self.hints() else ""
+        return f"{self.name}{hints}: {self.summary()}"
+
     def hints(self) -> list[str]:
         labels = {"readOnlyHint": "read-only", "destructiveHint": "destructive",
                   "idempotentHint": "idempotent"}
@@ -131,11 +136,9 @@ def index_markdown(workflows: list[tuple[str, str]], tools: list[ToolMeta]) -> s
     """``tools-index.md``: workflows first (prefer them), then tools, one line each."""
     lines = ["# Index", "", "Prefer a workflow that covers the whole request; use a single "
              "tool only when none does.", "", "## Workflows", ""]
-    lines += [f"- `{name}`: {desc}" for name, desc in workflows] or ["(none)"]
+    lines += [f"- {name}: {desc}" for name, desc in workflows] or ["(none)"]
     lines += ["", "## Tools", ""]
-    for meta in sorted(tools, key=lambda m: m.name):
-        hints = f" ({', '.join(meta.hints())})" if meta.hints() else ""
-        lines.append(f"- `{meta.name}`{hints}: {meta.summary()}")
+    lines += [f"- {meta.line()}" for meta in sorted(tools, key=lambda m: m.name)]
     if not tools:
         lines.append("(none)")
     return "\n".join(lines) + "\n"

@@ -35,9 +35,13 @@ def test_the_shipped_workflow_end_to_end(platform):
                                    "get_project", "list_projects"]
     assert found.json["workflow_count"] == 1
     index = platform("index").json
-    assert index["workflows"][0]["name"] == "create-permission-set"
-    assert {t["name"]: t.get("hints") for t in index["tools"]}["delete_project"] == [
-        "destructive"]
+    assert index["workflows"] == [
+        "create-permission-set: Create a project on the permission platform and a first "
+        "role in it"]
+    assert "delete_project (destructive): Delete a project and all of its roles (cannot be " \
+           "undone)." in index["tools"]
+    full = platform("index", "--full").json
+    assert {t["name"]: t["hints"] for t in full["tools"]}["get_project"] == ["read-only"]
     required = platform("meta", "create_project", "--required-only").json
     assert [f["name"] for f in required["fields"]] == ["name", "host", "auth_mode", "admins"]
     assert required["ignored"] == ["id", "insert_time", "update_admin", "update_time"]

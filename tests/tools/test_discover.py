@@ -47,8 +47,11 @@ def test_added_removed_and_changed_are_reported_exactly(tmp_path, toolbox):
     assert second["changed"] == ["add", "hinted"]
     assert (second["added_count"], second["removed_count"], second["changed_count"]) == (1, 1, 2)
     assert not (folder / "drop.meta").exists() and (folder / "new.meta").exists()
-    assert [t["name"] for t in canal.index()["tools"]] == ["add", "hinted", "keep", "new"]
-    assert "- `new`: Brand new." in (folder / "tools-index.md").read_text()
+    assert canal.index()["tools"] == ["add: Add two numbers.", "hinted: Annotations change.",
+                                      "keep: Stays the same.", "new: Brand new."]
+    assert [t["name"] for t in canal.index(full=True)["tools"]] == [
+        "add", "hinted", "keep", "new"]
+    assert "- new: Brand new." in (folder / "tools-index.md").read_text()
     assert canal.meta("add", required_only=True)["fields"] == [
         {"name": "a", "type": "integer", "required": True, "description": ""},
         {"name": "b", "type": "integer", "required": True, "description": ""}]
