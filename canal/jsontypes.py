@@ -1,8 +1,27 @@
-"""The JSON type names canal uses in messages and checks, for any Python value."""
+"""JSON types in canal's messages, and the outcome of checking submitted data.
+
+Shared by gate checks (``canal.nodes.gate``) and tool-argument checks (``canal.tools.meta``),
+which answer in the same shape.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+
+@dataclass
+class Checked:
+    """Data checked against declared fields: what passes, and everything that did not."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+    @property
+    def accepted(self) -> bool:
+        return not self.missing and not self.errors
 
 
 def json_type(value: Any) -> str:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from canal.jsontypes import fits, json_type
+from canal.jsontypes import Checked, fits, json_type
 from canal.spec.models import FieldSpec
 
 ACTION_GATE: dict[str, FieldSpec] = {
@@ -25,23 +24,9 @@ ACTION_GATE: dict[str, FieldSpec] = {
 }
 
 
-@dataclass
-class GateCheck:
-    """The outcome of checking one submission against a gate."""
-
-    data: dict[str, Any] = field(default_factory=dict)
-    missing: list[str] = field(default_factory=list)
-    errors: list[dict[str, str]] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)
-
-    @property
-    def accepted(self) -> bool:
-        return not self.missing and not self.errors
-
-
-def check_gate(schema: Mapping[str, FieldSpec], submitted: Any) -> GateCheck:
+def check_gate(schema: Mapping[str, FieldSpec], submitted: Any) -> Checked:
     """Check ``submitted`` against ``schema``; never raises for any JSON value."""
-    check = GateCheck()
+    check = Checked()
     if not isinstance(submitted, Mapping):
         kind = json_type(submitted)
         check.errors.append({"field": "", "message": f"expected a JSON object, got {kind}"})

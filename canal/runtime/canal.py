@@ -278,10 +278,10 @@ class Canal:
             return {"status": "rejected", **out}
         connections = McpConnections(load_servers(self.settings.mcp_config))
         try:
-            result = connections.call(meta.server, meta.tool, check.arguments)
+            result = connections.call(meta.server, meta.tool, check.data)
         finally:
             connections.close()
-        return {"status": "ok", **out, "arguments": check.arguments, "result": result}
+        return {"status": "ok", **out, "arguments": check.data, "result": result}
 
     # -- helpers -----------------------------------------------------------------------
 

@@ -8,10 +8,9 @@ the tool does not declare or that are ignored (dropped and reported), JSON types
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from canal.jsontypes import fits, json_type
+from canal.jsontypes import Checked, fits, json_type
 from canal.tools.cache import ToolMeta
 from canal.tools.rules import RuleSet, enum_values, parse_rules
 
@@ -94,28 +93,16 @@ def describe(meta: ToolMeta, rules: RuleSet, required_only: bool = False) -> dic
     }
 
 
-@dataclass
-class CallCheck:
-    arguments: dict[str, Any] = field(default_factory=dict)
-    missing: list[str] = field(default_factory=list)
-    errors: list[dict[str, str]] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)
-
-    @property
-    def accepted(self) -> bool:
-        return not self.missing and not self.errors
-
-
-def check_arguments(meta: ToolMeta, rules: RuleSet, arguments: Any) -> CallCheck:
+def check_arguments(meta: ToolMeta, rules: RuleSet, arguments: Any) -> Checked:
     """Check a call's arguments against the tool's metadata and rules; never raises."""
-    check = CallCheck()
+    check = Checked()
     if not isinstance(arguments, Mapping):
         check.errors.append({"field": "", "message":
                              f"expected a JSON object, got {json_type(arguments)}"})
         return check
     props, required = _properties(meta)
     if not props:  # the tool declares no fields: nothing to check against
-        check.arguments = dict(arguments)
+        check.data = dict(arguments)
         return check
     visible = {f["name"]: f for f in tool_fields(meta, rules)}
     for name, value in arguments.items():
@@ -133,6 +120,6 @@ def check_arguments(meta: ToolMeta, rules: RuleSet, arguments: Any) -> CallCheck
             shown = ", ".join(map(str, spec["enum"]))
             check.errors.append({"field": name, "message": f"must be one of: {shown}"})
         else:
-            check.arguments[name] = value
+            check.data[name] = value
     check.missing = [n for n in props if n in required and arguments.get(n) is None]
     return check
