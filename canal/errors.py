@@ -10,6 +10,7 @@
     │   └── RunNotFound           no run with that thread id
     ├── WorkflowInvalid           loading or static validation found problems     (exit 5)
     ├── RunStateError             the run cannot take this action (finished, ...) (exit 6)
+    │   └── RunConflict           another process is changing the run right now
     ├── ConfigError               unreadable or contradictory configuration       (exit 8)
     └── ToolError                 a tool call failed                              (exit 7)
         └── TemplateError         a reference could not be resolved at run time
@@ -30,6 +31,7 @@ __all__ = [
     "InvalidName",
     "NotFound",
     "Problem",
+    "RunConflict",
     "RunNotFound",
     "RunStateError",
     "TemplateError",
@@ -125,6 +127,12 @@ class WorkflowInvalid(CanalError):
 class RunStateError(CanalError):
     code = "invalid_state"
     exit_code = 6
+
+
+class RunConflict(RunStateError):
+    """Another process holds the run's lock: nothing was changed; try again when it is done."""
+
+    code = "conflict"
 
 
 class ConfigError(CanalError):

@@ -11,13 +11,16 @@ URLs:
 The registry records each run's thread id, workflow and creation time, so ``runs`` can list
 runs without scanning every checkpoint. It lives in the same database as the checkpoints.
 Opening a store for reading never creates a database file.
+
+Each store also has a per-run writer lock (``Store.lock``) that dies with its process: a
+file lock beside the SQLite database, a PostgreSQL advisory lock, a thread lock in memory.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, ContextManager, Protocol
 
-from canal.errors import ConfigError
+from canal.errors import ConfigError, RunConflict
 
 
 class RunRecord(tuple):
@@ -51,8 +54,21 @@ class Store(Protocol):
         """Every registered run, oldest first."""
         ...
 
+    def lock(self, thread_id: str) -> ContextManager[None]:
+        """Hold the run's writer lock for the block, or raise RunConflict at once.
+
+        The lock belongs to the process (it goes when the process dies), so a crashed
+        writer never blocks a run.
+        """
+        ...
+
     def close(self) -> None:
         ...
+
+
+def conflict(thread_id: str) -> RunConflict:
+    return RunConflict(f"run {thread_id!r} is being changed by another process right now; "
+                       "nothing was applied, try again when it is done", thread_id=thread_id)
 
 
 def open_store(url: Any) -> Store:

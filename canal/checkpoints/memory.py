@@ -7,9 +7,14 @@ and PostgreSQL stores keep a registry table instead.
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
 
-from canal.checkpoints import RunRecord
+from canal.checkpoints import RunRecord, conflict
+
+_GUARD = threading.Lock()
+_LOCKS: dict[tuple[int, str], threading.Lock] = {}
 
 
 class SaverStore:
@@ -45,6 +50,18 @@ class SaverStore:
             # list() runs newest first, so the last write per thread is its oldest checkpoint
             found[thread_id] = RunRecord(thread_id, values["workflow"], item.checkpoint["ts"])
         return sorted(found.values(), key=lambda r: (r.created_at, r.thread_id))
+
+    @contextmanager
+    def lock(self, thread_id: str) -> Iterator[None]:
+        """A thread lock per (saver, run): the saver lives in this process only."""
+        with _GUARD:
+            held = _LOCKS.setdefault((id(self._saver), thread_id), threading.Lock())
+        if not held.acquire(blocking=False):
+            raise conflict(thread_id)
+        try:
+            yield
+        finally:
+            held.release()
 
     def close(self) -> None:
         """Nothing to release: the saver belongs to whoever created it."""

@@ -6,9 +6,10 @@ tables and canal's are created on first use.
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
-from canal.checkpoints import RunRecord
+from canal.checkpoints import RunRecord, conflict
 from canal.errors import ConfigError
 
 _REGISTRY = """CREATE TABLE IF NOT EXISTS canal_runs (
@@ -20,6 +21,7 @@ class PostgresStore:
         self.url = url
         self._conn: Any = None
         self._saver: Any = None
+        self._held: set[str] = set()
 
     def _connect(self) -> Any:
         if self._conn is None:
@@ -64,6 +66,25 @@ class PostgresStore:
             "SELECT thread_id, workflow, created_at FROM canal_runs ORDER BY created_at, thread_id"
         ).fetchall()
         return [_record(row) for row in rows]
+
+    @contextmanager
+    def lock(self, thread_id: str) -> Iterator[None]:
+        """A session advisory lock keyed by the thread id: one writer per run across every
+        worker and machine using this database."""
+        conn = self._connect()
+        if thread_id in self._held:  # advisory locks nest within a session; canal's do not
+            raise conflict(thread_id)
+        row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS ok",
+                           (f"canal:{thread_id}",)).fetchone()
+        if not (row["ok"] if isinstance(row, dict) else row[0]):
+            raise conflict(thread_id)
+        self._held.add(thread_id)
+        try:
+            yield
+        finally:
+            self._held.discard(thread_id)
+            conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
+                         (f"canal:{thread_id}",))
 
     def close(self) -> None:
         if self._conn is not None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from canal.checkpoints import RunRecord
+from canal.checkpoints import RunRecord, conflict
 from canal.errors import ConfigError
 
 _REGISTRY = """CREATE TABLE IF NOT EXISTS canal_runs (
@@ -66,6 +68,22 @@ class SqliteStore:
             return []
         rows = conn.execute("SELECT * FROM canal_runs ORDER BY created_at, thread_id")
         return [RunRecord(*row) for row in rows]
+
+    @contextmanager
+    def lock(self, thread_id: str) -> Iterator[None]:
+        """An exclusive ``flock`` on ``<db>.locks/<thread>``: one writer per run on this
+        machine (an SQLite database is never shared across machines)."""
+        folder = self.path.with_name(self.path.name + ".locks")
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(folder / thread_id, "a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                raise conflict(thread_id) from exc
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def close(self) -> None:
         if self._conn is not None:

@@ -153,7 +153,8 @@ class Canal:
         if not self.store.register(thread_id, spec.name, now()):
             raise RunStateError(f"thread id {thread_id!r} is already taken", thread_id=thread_id)
         state = initial_state(spec.name, spec.digest, spec.steps[0].id)
-        return self._invoke(spec, thread_id, {}, start=state)
+        with self.store.lock(thread_id):
+            return self._invoke(spec, thread_id, {}, start=state)
 
     def advance(self, thread_id: str, data: Any = None) -> Envelope:
         """Submit ``data`` for the current step.
@@ -165,22 +166,23 @@ class Canal:
         from canal.nodes.base import submit
 
         data = _json_plain({} if data is None else data)
-        spec, values = self._run(thread_id)
-        self._ensure_open(thread_id, values)
-        check = check_gate(gate_of(spec, values), data)
-        if not check.accepted:
-            env = envelope_of(thread_id, spec, values)
-            env.status, env.errors = "rejected", check.errors
-            env.missing, env.dropped = check.missing, check.dropped
+        with self._writer(thread_id):
+            spec, values = self._run(thread_id)
+            self._ensure_open(thread_id, values)
+            check = check_gate(gate_of(spec, values), data)
+            if not check.accepted:
+                env = envelope_of(thread_id, spec, values)
+                env.status, env.errors = "rejected", check.errors
+                env.missing, env.dropped = check.missing, check.dropped
+                return env
+            step = spec.step(values["cursor"])
+            if step.type == "automated" and values.get("status") != "failed":
+                env = self._invoke(spec, thread_id, values,
+                                   rewrite=self._in_flight(spec, step.id, check.data["action"]))
+            else:
+                env = self._invoke(spec, thread_id, values, resume=submit(check.data))
+            env.dropped = check.dropped
             return env
-        step = spec.step(values["cursor"])
-        if step.type == "automated" and values.get("status") != "failed":
-            env = self._invoke(spec, thread_id, values,
-                               rewrite=self._in_flight(spec, step.id, check.data["action"]))
-        else:
-            env = self._invoke(spec, thread_id, values, resume=submit(check.data))
-        env.dropped = check.dropped
-        return env
 
     def current(self, thread_id: str) -> Envelope:
         """Where the run stands: its step, what is done, what is still to be collected."""
@@ -195,13 +197,14 @@ class Canal:
         """Stop the run wherever it is; it cannot be advanced afterwards."""
         from canal.nodes.base import abort_request
 
-        spec, values = self._run(thread_id)
-        self._ensure_open(thread_id, values)
-        step = spec.step(values["cursor"])
-        if step.type == "automated" and values.get("status") != "failed":
-            return self._invoke(spec, thread_id, values,
-                                rewrite=self._in_flight(spec, step.id, "abort"))
-        return self._invoke(spec, thread_id, values, resume=abort_request())
+        with self._writer(thread_id):
+            spec, values = self._run(thread_id)
+            self._ensure_open(thread_id, values)
+            step = spec.step(values["cursor"])
+            if step.type == "automated" and values.get("status") != "failed":
+                return self._invoke(spec, thread_id, values,
+                                    rewrite=self._in_flight(spec, step.id, "abort"))
+            return self._invoke(spec, thread_id, values, resume=abort_request())
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run: thread id, workflow, status, current step, creation and update times."""
@@ -284,6 +287,15 @@ class Canal:
         return {"status": "ok", **out, "arguments": check.data, "result": result}
 
     # -- helpers -----------------------------------------------------------------------
+
+    def _writer(self, thread_id: str) -> Any:
+        """The run's writer lock, taken only for a run that exists (so an unknown thread id
+        leaves nothing behind); state is read after the lock is held, so an advance applies
+        to the step that is current when it begins."""
+        check_name(thread_id, "thread")
+        if self.store.lookup(thread_id) is None:
+            raise RunNotFound(f"no run with thread id {thread_id!r}", thread_id=thread_id)
+        return self.store.lock(thread_id)
 
     @staticmethod
     def _ensure_open(thread_id: str, values: dict[str, Any]) -> None:

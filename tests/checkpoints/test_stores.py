@@ -48,3 +48,27 @@ def test_postgres_registry(postgres_schema_url):
     assert store.lookup("a").workflow == "wf"
     assert store.saver() is store.saver()
     store.close()
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def any_store(request, tmp_path, postgres_schema_url):
+    url = {"memory": lambda: "memory:",
+           "sqlite": lambda: f"sqlite:///{tmp_path / 'state.db'}",
+           "postgres": postgres_schema_url}[request.param]()
+    store = open_store(url)
+    store.register("t", "wf", "now")
+    yield store
+    store.close()
+
+
+def test_the_writer_lock_is_exclusive_and_released(any_store):
+    from canal.errors import RunConflict
+
+    with any_store.lock("t"):
+        with pytest.raises(RunConflict, match="run 't' is being changed by another process"):
+            with any_store.lock("t"):
+                pass
+        with any_store.lock("other"):  # other runs are not blocked
+            pass
+    with any_store.lock("t"):  # released when the block ends
+        pass
