@@ -12,6 +12,9 @@ The registry records each run's thread id, workflow and creation time, so ``runs
 runs without scanning every checkpoint. It lives in the same database as the checkpoints.
 Opening a store for reading never creates a database file.
 
+Definitions are kept content-addressed (``save_definition``/``definition``) so a run keeps
+the workflow it started with whatever happens to the files on disk.
+
 Each store also has a per-run writer lock (``Store.lock``) that dies with its process: a
 file lock beside the SQLite database, a PostgreSQL advisory lock, a thread lock in memory.
 """
@@ -52,6 +55,14 @@ class Store(Protocol):
 
     def records(self) -> list[RunRecord]:
         """Every registered run, oldest first."""
+        ...
+
+    def save_definition(self, digest: str, workflow: str, files: dict[str, str]) -> None:
+        """Keep a workflow definition (its files' text) under its content digest."""
+        ...
+
+    def definition(self, digest: str) -> dict[str, str] | None:
+        """The files of a saved definition, or None."""
         ...
 
     def lock(self, thread_id: str) -> ContextManager[None]:

@@ -15,6 +15,9 @@ from canal.checkpoints import RunRecord, conflict
 
 _GUARD = threading.Lock()
 _LOCKS: dict[tuple[int, str], threading.Lock] = {}
+# Definitions live beside the saver, for as long as this process: a saver object cannot hold
+# them, and every Canal over the same saver in this process must see them.
+_DEFINITIONS: dict[tuple[int, str], dict[str, str]] = {}
 
 
 class SaverStore:
@@ -50,6 +53,14 @@ class SaverStore:
             # list() runs newest first, so the last write per thread is its oldest checkpoint
             found[thread_id] = RunRecord(thread_id, values["workflow"], item.checkpoint["ts"])
         return sorted(found.values(), key=lambda r: (r.created_at, r.thread_id))
+
+    def save_definition(self, digest: str, workflow: str, files: dict[str, str]) -> None:
+        with _GUARD:
+            _DEFINITIONS.setdefault((id(self._saver), digest), dict(files))
+
+    def definition(self, digest: str) -> dict[str, str] | None:
+        found = _DEFINITIONS.get((id(self._saver), digest))
+        return dict(found) if found is not None else None
 
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:

@@ -6,14 +6,19 @@ tables and canal's are created on first use.
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 from canal.checkpoints import RunRecord, conflict
 from canal.errors import ConfigError
 
-_REGISTRY = """CREATE TABLE IF NOT EXISTS canal_runs (
-    thread_id TEXT PRIMARY KEY, workflow TEXT NOT NULL, created_at TEXT NOT NULL)"""
+_TABLES = (
+    """CREATE TABLE IF NOT EXISTS canal_runs (
+        thread_id TEXT PRIMARY KEY, workflow TEXT NOT NULL, created_at TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS canal_definitions (
+        digest TEXT PRIMARY KEY, workflow TEXT NOT NULL, files JSONB NOT NULL)""",
+)
 
 
 class PostgresStore:
@@ -31,7 +36,8 @@ class PostgresStore:
                 raise ConfigError("PostgreSQL needs the extra: pip install 'canal[postgres]'") from exc
             try:
                 self._conn = psycopg.connect(self.url, autocommit=True, prepare_threshold=0)
-                self._conn.execute(_REGISTRY)
+                for table in _TABLES:
+                    self._conn.execute(table)
             except psycopg.Error as exc:
                 raise ConfigError(f"cannot connect to PostgreSQL: {exc}") from exc
         return self._conn
@@ -66,6 +72,19 @@ class PostgresStore:
             "SELECT thread_id, workflow, created_at FROM canal_runs ORDER BY created_at, thread_id"
         ).fetchall()
         return [_record(row) for row in rows]
+
+    def save_definition(self, digest: str, workflow: str, files: dict[str, str]) -> None:
+        self._connect().execute(
+            "INSERT INTO canal_definitions VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+            (digest, workflow, json.dumps(files)))
+
+    def definition(self, digest: str) -> dict[str, str] | None:
+        row = self._connect().cursor().execute(
+            "SELECT files FROM canal_definitions WHERE digest = %s", (digest,)).fetchone()
+        if row is None:
+            return None
+        files = row["files"] if isinstance(row, dict) else row[0]
+        return json.loads(files) if isinstance(files, str) else files
 
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,8 +12,12 @@ from typing import Any, Iterator
 from canal.checkpoints import RunRecord, conflict
 from canal.errors import ConfigError
 
-_REGISTRY = """CREATE TABLE IF NOT EXISTS canal_runs (
-    thread_id TEXT PRIMARY KEY, workflow TEXT NOT NULL, created_at TEXT NOT NULL)"""
+_TABLES = (
+    """CREATE TABLE IF NOT EXISTS canal_runs (
+        thread_id TEXT PRIMARY KEY, workflow TEXT NOT NULL, created_at TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS canal_definitions (
+        digest TEXT PRIMARY KEY, workflow TEXT NOT NULL, files TEXT NOT NULL)""",
+)
 
 
 class SqliteStore:
@@ -31,7 +36,8 @@ class SqliteStore:
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
                 conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(_REGISTRY)
+                for table in _TABLES:
+                    conn.execute(table)
                 conn.commit()
             except (OSError, sqlite3.Error) as exc:
                 raise ConfigError(f"cannot open the state database {self.path}: {exc}") from exc
@@ -68,6 +74,21 @@ class SqliteStore:
             return []
         rows = conn.execute("SELECT * FROM canal_runs ORDER BY created_at, thread_id")
         return [RunRecord(*row) for row in rows]
+
+    def save_definition(self, digest: str, workflow: str, files: dict[str, str]) -> None:
+        conn = self._connect(create=True)
+        assert conn is not None
+        with conn:
+            conn.execute("INSERT OR IGNORE INTO canal_definitions VALUES (?, ?, ?)",
+                         (digest, workflow, json.dumps(files)))
+
+    def definition(self, digest: str) -> dict[str, str] | None:
+        conn = self._connect(create=False)
+        if conn is None:
+            return None
+        row = conn.execute("SELECT files FROM canal_definitions WHERE digest = ?",
+                           (digest,)).fetchone()
+        return json.loads(row[0]) if row else None
 
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:

@@ -71,6 +71,11 @@ def current(args: argparse.Namespace) -> dict[str, Any]:
         return canal.current(args.thread_id).to_json()
 
 
+def migrate(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.migrate(args.thread_id).to_json()
+
+
 def runs(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
         found = canal.runs()
@@ -191,6 +196,8 @@ COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None
     ("current", current, "show where a run stands", _thread),
     ("runs", runs, "list runs", _runs_arguments),
     ("abort", abort, "abort a run", _thread),
+    ("migrate", migrate, "move a run onto the workflow definition now on disk, if safe",
+     _thread),
     ("graph", graph, "the compiled graph of a workflow as Mermaid text", _workflow),
     ("discover", discover, "sync tools from the configured MCP servers", _no_arguments),
     ("index", index, "workflows, then tools: one line each", _index_arguments),

@@ -23,16 +23,25 @@ from canal.runtime.envelope import (
     gate_of,
     missing_fields,
 )
-from canal.spec.loader import check_name, list_workflows, load_workflow, workflow_dir
+from canal.spec.loader import (
+    check_name,
+    digest_of,
+    list_workflows,
+    load_files,
+    load_workflow,
+    workflow_dir,
+    workflow_files,
+)
 from canal.spec.models import WorkflowSpec
 from canal.tools.cache import ToolCache
 from canal.tools.client import PythonTools, ToolClient
+from canal.runtime.tools import ToolCommands
 from canal.tools.routed import RoutedTools
 
 FINISHED = ("completed", "aborted")
 
 
-class Canal:
+class Canal(ToolCommands):
     """Start, advance, inspect and abort workflow runs.
 
     Every argument is optional and defaults as the CLI does (see ``canal.config``):
@@ -55,6 +64,7 @@ class Canal:
             PythonTools(self.settings.python_tools), self.tool_cache, self.settings.mcp_config)
         self._store: Store | None = None
         self._graphs: dict[str, Any] = {}  # content digest -> compiled graph (same saver)
+        self._specs: dict[str, WorkflowSpec] = {}  # content digest -> pinned definition
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -70,6 +80,7 @@ class Canal:
             self._store.close()
             self._store = None
             self._graphs.clear()
+            self._specs.clear()
 
     def __enter__(self) -> "Canal":
         return self
@@ -98,14 +109,36 @@ class Canal:
         return dict(found.checkpoint["channel_values"])
 
     def _run(self, thread_id: str) -> tuple[WorkflowSpec, dict[str, Any]]:
+        """The run's pinned definition and its latest state."""
         values = self._values(thread_id)
+        return self._pinned(thread_id, values), values
+
+    def _pinned(self, thread_id: str, values: dict[str, Any]) -> WorkflowSpec:
+        """The definition the run started with (or migrated to), never the one on disk."""
+        digest, name = values["digest"], values["workflow"]
+        spec = self._specs.get(digest)
+        if spec is None:
+            files = self.store.definition(digest)
+            if files is not None:
+                spec = load_files(name, {k: v.encode() for k, v in files.items()},
+                                  f"pinned {digest}")
+            else:  # saved before definitions were pinned, or an in-memory store that is gone
+                try:
+                    spec = self.workflow(name)
+                except WorkflowNotFound as exc:
+                    raise WorkflowNotFound(
+                        f"run {thread_id!r} has no saved definition and workflow {name!r} is "
+                        f"no longer in {self.settings.workflows}", workflow=name,
+                        thread_id=thread_id) from exc
+            self._specs[digest] = spec
+        return spec
+
+    def _on_disk(self, name: str) -> tuple[Path | None, dict[str, bytes | None]]:
         try:
-            return self.workflow(values["workflow"]), values
-        except WorkflowNotFound as exc:
-            raise WorkflowNotFound(
-                f"run {thread_id!r} belongs to workflow {values['workflow']!r}, which is no "
-                f"longer in {self.settings.workflows}", workflow=values["workflow"],
-                thread_id=thread_id) from exc
+            folder = workflow_dir(self.settings.workflows, name)
+        except WorkflowNotFound:
+            return None, {}
+        return folder, workflow_files(folder)
 
     def _invoke(self, spec: WorkflowSpec, thread_id: str, before: dict[str, Any], *,
                 start: Any = None, resume: Any = None, rewrite: Any = None) -> Envelope:
@@ -148,10 +181,14 @@ class Canal:
         from canal.graphs.state import initial_state
         from canal.nodes.base import now
 
-        spec = self.workflow(name)
+        folder = workflow_dir(self.settings.workflows, name)
+        files = workflow_files(folder)
+        spec = load_files(name, files, str(folder))
         thread_id = check_name(thread_id, "thread") if thread_id else _new_thread_id(name)
         if not self.store.register(thread_id, spec.name, now()):
             raise RunStateError(f"thread id {thread_id!r} is already taken", thread_id=thread_id)
+        self.store.save_definition(spec.digest, spec.name,
+                                   {k: v.decode() for k, v in files.items() if v is not None})
         state = initial_state(spec.name, spec.digest, spec.steps[0].id)
         with self.store.lock(thread_id):
             return self._invoke(spec, thread_id, {}, start=state)
@@ -165,7 +202,7 @@ class Canal:
         """
         from canal.nodes.base import submit
 
-        data = _json_plain({} if data is None else data)
+        data = json_plain_data({} if data is None else data)
         with self._writer(thread_id):
             spec, values = self._run(thread_id)
             self._ensure_open(thread_id, values)
@@ -191,7 +228,45 @@ class Canal:
         env.completed = completed_steps(spec, values)
         if env.status == "awaiting_input":
             env.missing = missing_fields(gate_of(spec, values))
+        _, files = self._on_disk(spec.name)
+        on_disk = digest_of(files) if files else None
+        env.definition = {"digest": spec.digest, "on_disk": on_disk,
+                          "changed": on_disk != spec.digest}
         return env
+
+    def migrate(self, thread_id: str) -> Envelope:
+        """Move a run onto the definition now on disk, when that is safe for where it stands.
+
+        Safe means: the steps already done are unchanged (id, type, gate, automation) and
+        the step the run waits at is still the next one; bodies may change freely. Anything
+        else raises ``MigrationRefused`` with every reason, and changes nothing.
+        """
+        from langgraph.types import Command
+
+        from canal.nodes.base import entry, recovery_node
+        from canal.runtime.migrate import MigrationRefused, migration_problems
+
+        with self._writer(thread_id):
+            old, values = self._run(thread_id)
+            self._ensure_open(thread_id, values)
+            folder, files = self._on_disk(old.name)
+            if folder is None:
+                raise WorkflowNotFound(f"no workflow {old.name!r} in {self.settings.workflows}",
+                                       workflow=old.name)
+            new = load_files(old.name, files, str(folder))
+            if new.digest == old.digest:
+                return self.current(thread_id)
+            reasons = migration_problems(old, new, values)
+            if reasons:
+                raise MigrationRefused(thread_id, reasons)
+            self.store.save_definition(new.digest, new.name,
+                                       {k: v.decode() for k, v in files.items() if v})
+            cursor = values["cursor"]
+            waiting = recovery_node(cursor) if values.get("status") == "failed" else cursor
+            move = Command(goto=waiting, update={"digest": new.digest, "log": [
+                entry("migrate", cursor, **{"from": old.digest, "to": new.digest})]})
+            self._invoke(new, thread_id, values, rewrite=(move, waiting))
+        return self.current(thread_id)
 
     def abort(self, thread_id: str) -> Envelope:
         """Stop the run wherever it is; it cannot be advanced afterwards."""
@@ -232,60 +307,6 @@ class Canal:
         except CanalError:
             return None
 
-    # -- tools -------------------------------------------------------------------------
-
-    def discover(self) -> dict[str, Any]:
-        """Sync every configured MCP server's tools into the cache; the change summary."""
-        from canal.spec.loader import describe_workflows
-        from canal.tools.discover import discover
-        from canal.tools.servers import load_servers
-
-        servers = load_servers(self.settings.mcp_config)
-        return discover(servers, self.tool_cache, describe_workflows(self.settings.workflows))
-
-    def index(self, full: bool = False) -> dict[str, Any]:
-        """Workflows first, then tools, one short line each (``full``: objects instead, with
-        each tool's server and hints)."""
-        from canal.spec.loader import describe_workflows
-
-        workflows = describe_workflows(self.settings.workflows)
-        tools = self.tool_cache.all()
-        if not full:
-            return {"status": "ok", "workflows": [f"{n}: {d}" for n, d in workflows],
-                    "tools": [m.line() for m in tools]}
-        return {"status": "ok",
-                "workflows": [{"name": n, "description": d} for n, d in workflows],
-                "tools": [{"name": m.name, "description": m.summary(), "server": m.server,
-                           "hints": m.hints()} for m in tools]}
-
-    def meta(self, tool: str, required_only: bool = False) -> dict[str, Any]:
-        """One tool's fields after its rules, with notes and annotations."""
-        from canal.tools.meta import describe, rules_of
-
-        meta = self.tool_cache.get(tool)
-        return describe(meta, rules_of(self.tool_cache.rules_text(meta.name)), required_only)
-
-    def call(self, tool: str, arguments: Any) -> dict[str, Any]:
-        """One tool call, checked against the tool's metadata before anything is sent."""
-        from canal.tools.mcp import McpConnections
-        from canal.tools.meta import check_arguments, rules_of
-        from canal.tools.servers import load_servers
-
-        meta = self.tool_cache.get(tool)
-        check = check_arguments(meta, rules_of(self.tool_cache.rules_text(meta.name)),
-                                _json_plain(arguments))
-        out: dict[str, Any] = {"tool": meta.name, "server": meta.server,
-                               "missing": check.missing, "errors": check.errors,
-                               "dropped": check.dropped}
-        if not check.accepted:
-            return {"status": "rejected", **out}
-        connections = McpConnections(load_servers(self.settings.mcp_config))
-        try:
-            result = connections.call(meta.server, meta.tool, check.data)
-        finally:
-            connections.close()
-        return {"status": "ok", **out, "arguments": check.data, "result": result}
-
     # -- helpers -----------------------------------------------------------------------
 
     def _writer(self, thread_id: str) -> Any:
@@ -317,7 +338,7 @@ class Canal:
         return aborted(step_id), step_id
 
 
-def _json_plain(data: Any) -> Any:
+def json_plain_data(data: Any) -> Any:
     """Submitted data as JSON-plain values (what every checkpointer stores), or UsageError."""
     try:
         return json.loads(json.dumps(data, allow_nan=False))

@@ -48,6 +48,7 @@ class Envelope:
     missing: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     completed: list[dict[str, Any]] | None = None
+    definition: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -58,6 +59,8 @@ class Envelope:
         }
         if self.completed is not None:
             data["completed"] = self.completed
+        if self.definition is not None:
+            data["definition"] = self.definition
         return data
 
 

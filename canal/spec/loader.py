@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -75,7 +75,7 @@ def describe_workflows(root: Path) -> list[tuple[str, str]]:
     for name in list_workflows(root):
         entry = entry_file(root / name)
         assert entry is not None
-        front, _ = _front(entry.name, _text(entry, entry.name, []), [])
+        front, _ = _front(entry.name, _decode(entry.name, entry.read_bytes(), []), [])
         description = (front or {}).get("description", "")
         out.append((name, " ".join(str(description).split())))
     return out
@@ -92,10 +92,13 @@ def split_front_matter(text: str) -> tuple[str | None, str]:
     raise ValueError("front matter is not closed (expected a second '---' line)")
 
 
-def _text(path: Path, rel: str, problems: list[Problem]) -> str | None:
+def _decode(rel: str, content: bytes | None, problems: list[Problem]) -> str | None:
+    if content is None:
+        problems.append(Problem(rel, "cannot read the file"))
+        return None
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return content.decode("utf-8")
+    except UnicodeDecodeError as exc:
         problems.append(Problem(rel, f"cannot read the file: {exc}"))
         return None
 
@@ -178,84 +181,107 @@ def _translate(rel: str, error: Any) -> Problem:
     return Problem(rel, error["msg"], key=key)
 
 
-def _digest(folder: Path, files: list[Path]) -> str:
+Files = Mapping[str, "bytes | None"]  # path inside the folder -> content (None: unreadable)
+
+
+def workflow_files(folder: Path) -> dict[str, bytes | None]:
+    """The content of every file that defines a workflow: its entry file and its numbered
+    step files. This is what a run pins and what the digest covers."""
+    out: dict[str, bytes | None] = {}
+    paths = [p for p in (folder / name for name in ENTRY_FILES) if p.is_file()][:1]
+    refs = folder / "references"
+    if refs.is_dir():
+        paths += sorted(p for p in refs.iterdir() if p.is_file() and STEP_FILE.match(p.name))
+    for path in paths:
+        try:
+            out[path.relative_to(folder).as_posix()] = path.read_bytes()
+        except OSError:
+            out[path.relative_to(folder).as_posix()] = None
+    return out
+
+
+def digest_of(files: Files) -> str:
     sha = hashlib.sha256()
-    for path in files:
-        sha.update(path.relative_to(folder).as_posix().encode() + b"\0")
-        sha.update(path.read_bytes() + b"\0")
+    for rel in sorted(files):
+        sha.update(rel.encode() + b"\0" + (files[rel] or b"") + b"\0")
     return "sha256:" + sha.hexdigest()
 
 
 def load_workflow(folder: Path) -> WorkflowSpec:
     """Load ``folder`` and validate it; raise ``WorkflowInvalid`` listing every problem."""
-    from canal.spec.validate import check_workflow
+    return load_files(folder.name, workflow_files(folder), str(folder))
 
-    spec, problems = check_workflow(folder)
+
+def load_files(name: str, files: Files, path: str = "") -> WorkflowSpec:
+    """Parse and validate a workflow from its files (a folder's, or a run's pinned copy)."""
+    from canal.spec.validate import check_files
+
+    spec, problems = check_files(name, files, path)
     if problems or spec is None:
-        raise WorkflowInvalid(folder.name, problems)
+        raise WorkflowInvalid(name, problems)
     return spec
 
 
 def read_workflow(folder: Path) -> tuple[WorkflowSpec | None, list[Problem], set[str]]:
-    """Read ``folder`` without judging references.
+    """``parse_files`` of the files in ``folder``."""
+    return parse_files(folder.name, workflow_files(folder), str(folder))
+
+
+def parse_files(name: str, files: Files,
+                path: str = "") -> tuple[WorkflowSpec | None, list[Problem], set[str]]:
+    """Parse a workflow without judging references.
 
     Returns the spec built from every step that parsed (None when there is no entry file),
     every problem met while reading, and the ids of step files that could not be parsed
     (so the validator does not also call references to them unknown).
     """
     problems: list[Problem] = []
-    entry = entry_file(folder)
+    entry = next((n for n in ENTRY_FILES if n in files), None)
     if entry is None:
-        return None, [Problem(folder.name, f"no {' or '.join(ENTRY_FILES)} in the folder")], set()
-    head, body = _front(entry.name, _text(entry, entry.name, problems), problems)
-    meta = _model(entry.name, WorkflowFrontMatter, head, problems) if head is not None else None
-    if meta is not None and meta.name != folder.name:
-        problems.append(Problem(entry.name, f"does not match the folder name {folder.name!r}",
+        return None, [Problem(name, f"no {' or '.join(ENTRY_FILES)} in the folder")], set()
+    head, body = _front(entry, _decode(entry, files[entry], problems), problems)
+    meta = _model(entry, WorkflowFrontMatter, head, problems) if head is not None else None
+    if meta is not None and meta.name != name:
+        problems.append(Problem(entry, f"does not match the folder name {name!r}",
                                 key="name", text=meta.name))
 
-    step_files = _step_files(folder, problems)
+    step_files = _step_files(files, problems)
     if not step_files:
         problems.append(Problem("references", "no step files (expected references/NN-<id>.md)"))
     steps: list[StepSpec] = []
     unreadable: set[str] = set()
-    for path in step_files:
-        step = _read_step(folder, path, problems, unreadable)
+    for rel in step_files:
+        step = _read_step(rel, files[rel], problems, unreadable)
         if step is not None:
             steps.append(step)
     spec = WorkflowSpec(
-        name=folder.name, description=meta.description if meta else "",
+        name=name, description=meta.description if meta else "",
         version=meta.version if meta else None,
-        path=str(folder), entry=entry.name, body=body.strip(),
-        digest=_digest(folder, [entry, *step_files]), steps=tuple(steps),
+        path=path, entry=entry, body=body.strip(),
+        digest=digest_of(files), steps=tuple(steps),
     )
     return spec, problems, unreadable
 
 
-def _step_files(folder: Path, problems: list[Problem]) -> list[Path]:
-    refs = folder / "references"
-    if not refs.is_dir():
-        return []
+def _step_files(files: Files, problems: list[Problem]) -> list[str]:
     found = sorted(
-        ((int(m["order"]), p) for p in refs.iterdir()
-         if p.is_file() and (m := STEP_FILE.match(p.name))),
-        key=lambda item: (item[0], item[1].name),
+        ((int(m["order"]), rel) for rel in files
+         if rel.startswith("references/") and (m := STEP_FILE.match(rel[len("references/"):]))),
     )
     seen: dict[int, str] = {}
-    for order, path in found:
+    for order, rel in found:
         if order in seen:
-            problems.append(Problem(f"references/{path.name}",
-                                    f"order prefix {order} is also used by {seen[order]}"))
-        seen.setdefault(order, f"references/{path.name}")
-    return [path for _, path in found]
+            problems.append(Problem(rel, f"order prefix {order} is also used by {seen[order]}"))
+        seen.setdefault(order, rel)
+    return [rel for _, rel in found]
 
 
-def _read_step(folder: Path, path: Path, problems: list[Problem],
+def _read_step(rel: str, content: bytes | None, problems: list[Problem],
                unreadable: set[str]) -> StepSpec | None:
-    """The step in ``path``, or None after recording its problems and its id in ``unreadable``."""
-    rel = path.relative_to(folder).as_posix()
-    match = STEP_FILE.match(path.name)
+    """The step in ``rel``, or None after recording its problems and its id in ``unreadable``."""
+    match = STEP_FILE.match(rel.removeprefix("references/"))
     assert match is not None  # _step_files only returns matching names
-    data, body = _front(rel, _text(path, rel, problems), problems)
+    data, body = _front(rel, _decode(rel, content, problems), problems)
     front = _model(rel, StepFrontMatter, data, problems) if data is not None else None
     if front is None:
         given = (data or {}).get("id")

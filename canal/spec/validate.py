@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from canal.errors import Problem
-from canal.spec.loader import read_workflow
+from canal.spec.loader import Files, parse_files, workflow_files
 from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
 from canal.spec.templates import Malformed, Reference, scan, walk_strings
 
@@ -26,7 +26,13 @@ _PY_TYPES = {
 
 def check_workflow(folder: Path) -> tuple[WorkflowSpec | None, list[Problem]]:
     """Read and validate ``folder``: the spec (when readable) and every problem found."""
-    spec, problems, unreadable = read_workflow(folder)
+    return check_files(folder.name, workflow_files(folder), str(folder))
+
+
+def check_files(name: str, files: Files,
+                path: str = "") -> tuple[WorkflowSpec | None, list[Problem]]:
+    """Parse and validate a workflow's files: the spec (when readable) and every problem."""
+    spec, problems, unreadable = parse_files(name, files, path)
     if spec is not None:
         problems.extend(validate_spec(spec, unreadable))
     return spec, problems

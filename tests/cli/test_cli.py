@@ -246,3 +246,24 @@ def test_a_process_that_dies_mid_call(cli, project, action, status, step):
     after = cli("advance", thread, "--gate-data", json.dumps({"action": action}))
     assert after.json["status"] == status
     assert (after.json["step"] or {}).get("id") == step
+
+
+def test_migrate_from_the_command_line(cli, project):
+    thread = cli("start", "create-project").json["thread_id"]
+    summary = project / "workflows" / "create-project" / "references" / "04-summary.md"
+    summary.write_text(summary.read_text().replace("Project ", "Now project "))
+    assert cli("current", thread).json["definition"]["changed"] is True
+    moved = cli("migrate", thread)
+    assert moved.code == 0 and moved.json["definition"]["changed"] is False
+    first = project / "workflows" / "create-project" / "references" / "01-collect-project-info.md"
+    cli("advance", thread, "--gate-data", json.dumps(VALID))
+    first.write_text(first.read_text().replace("required: true", "required: false", 1))
+    before = snapshot(project)
+    refused = cli("migrate", thread)
+    assert refused.code == 6
+    assert refused.json["error"]["code"] == "migration_refused"
+    assert refused.json["error"]["reasons"] == [
+        "completed step 'collect-project-info' changed its type, gate or automation"]
+    assert snapshot(project) == before
+    done = cli("advance", thread)
+    assert done.json["status"] == "completed"

@@ -1,0 +1,68 @@
+"""The tool half of the ``Canal`` facade: discover, index, meta and call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from canal.config import Settings
+from canal.tools.cache import ToolCache
+
+
+class ToolCommands:
+    """Mixed into ``Canal``; uses its ``settings`` and ``tool_cache``."""
+
+    settings: Settings
+    tool_cache: ToolCache
+
+    def discover(self) -> dict[str, Any]:
+        """Sync every configured MCP server's tools into the cache; the change summary."""
+        from canal.spec.loader import describe_workflows
+        from canal.tools.discover import discover
+        from canal.tools.servers import load_servers
+
+        servers = load_servers(self.settings.mcp_config)
+        return discover(servers, self.tool_cache, describe_workflows(self.settings.workflows))
+
+    def index(self, full: bool = False) -> dict[str, Any]:
+        """Workflows first, then tools, one short line each (``full``: objects instead, with
+        each tool's server and hints)."""
+        from canal.spec.loader import describe_workflows
+
+        workflows = describe_workflows(self.settings.workflows)
+        tools = self.tool_cache.all()
+        if not full:
+            return {"status": "ok", "workflows": [f"{n}: {d}" for n, d in workflows],
+                    "tools": [m.line() for m in tools]}
+        return {"status": "ok",
+                "workflows": [{"name": n, "description": d} for n, d in workflows],
+                "tools": [{"name": m.name, "description": m.summary(), "server": m.server,
+                           "hints": m.hints()} for m in tools]}
+
+    def meta(self, tool: str, required_only: bool = False) -> dict[str, Any]:
+        """One tool's fields after its rules, with notes and annotations."""
+        from canal.tools.meta import describe, rules_of
+
+        meta = self.tool_cache.get(tool)
+        return describe(meta, rules_of(self.tool_cache.rules_text(meta.name)), required_only)
+
+    def call(self, tool: str, arguments: Any) -> dict[str, Any]:
+        """One tool call, checked against the tool's metadata before anything is sent."""
+        from canal.runtime.canal import json_plain_data
+        from canal.tools.mcp import McpConnections
+        from canal.tools.meta import check_arguments, rules_of
+        from canal.tools.servers import load_servers
+
+        meta = self.tool_cache.get(tool)
+        check = check_arguments(meta, rules_of(self.tool_cache.rules_text(meta.name)),
+                                json_plain_data(arguments))
+        out: dict[str, Any] = {"tool": meta.name, "server": meta.server,
+                               "missing": check.missing, "errors": check.errors,
+                               "dropped": check.dropped}
+        if not check.accepted:
+            return {"status": "rejected", **out}
+        connections = McpConnections(load_servers(self.settings.mcp_config))
+        try:
+            result = connections.call(meta.server, meta.tool, check.data)
+        finally:
+            connections.close()
+        return {"status": "ok", **out, "arguments": check.data, "result": result}

@@ -1,0 +1,136 @@
+"""A run keeps the definition it started with; migration moves it only when that is safe."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import yaml
+
+from canal import RunStateError, WorkflowNotFound
+from tests.conftest import project_steps, write_workflow
+
+VALID = {"project_name": "p", "host": "p.example.com"}
+
+
+@pytest.fixture
+def folder(workflows):
+    return write_workflow(workflows, "create-project", project_steps())
+
+
+def edit(folder, filename, change):
+    """Rewrite one step file's front matter (and body) with ``change(front, body)``."""
+    path = folder / "references" / filename
+    _, raw, body = path.read_text().split("---\n", 2)
+    front = yaml.safe_load(raw)
+    front, body = change(front, body)
+    path.write_text("---\n" + yaml.safe_dump(front, sort_keys=False) + "---\n" + body)
+
+
+def rename_role_argument(front, body):
+    front["automation"]["input_mapping"]["renamed"] = front["automation"]["input_mapping"].pop(
+        "label")
+    return front, body
+
+
+def test_edits_and_deletions_on_disk_never_change_a_run(folder, make_canal, recorder):
+    make_canal().start("create-project", thread_id="t")
+    edit(folder, "03-create-role.md", rename_role_argument)
+    (folder / "references" / "04-summary.md").unlink()
+    now = make_canal().current("t")
+    assert now.definition["changed"] is True
+    assert now.definition["on_disk"] != now.definition["digest"]
+
+    env = make_canal().advance("t", VALID)
+    assert "label" in recorder.calls[1][1] and "renamed" not in recorder.calls[1][1]
+    assert env.step.id == "summary", "the deleted step is still part of the run"
+    shutil.rmtree(folder)
+    gone = make_canal().current("t")
+    assert gone.definition["on_disk"] is None and gone.definition["changed"] is True
+    assert make_canal().advance("t").status == "completed"
+
+
+def test_a_compatible_migration_moves_the_run(folder, make_canal, recorder):
+    make_canal().start("create-project", thread_id="t")
+    edit(folder, "03-create-role.md", rename_role_argument)
+    edit(folder, "04-summary.md", lambda f, b: (f, "New summary for {{result.create-role.role_id}}."))
+    env = make_canal().migrate("t")
+    assert env.status == "awaiting_input" and env.step.id == "collect-project-info"
+    assert env.definition["changed"] is False
+    env = make_canal().advance("t", VALID)
+    assert "renamed" in recorder.calls[1][1]
+    assert env.step.instructions == "New summary for role-42."
+    log = make_canal().store.saver().get_tuple(
+        {"configurable": {"thread_id": "t"}}).checkpoint["channel_values"]["log"]
+    assert [e["kind"] for e in log][:2] == ["migrate", "submit"]
+
+
+def test_migration_with_no_change_is_a_no_op(folder, make_canal):
+    make_canal().start("create-project", thread_id="t")
+    env = make_canal().migrate("t")
+    assert env.status == "awaiting_input" and env.definition["changed"] is False
+
+
+def test_changing_a_completed_step_refuses_with_reasons(folder, make_canal, recorder):
+    canal = make_canal()
+    canal.start("create-project", thread_id="t")
+    canal.advance("t", VALID)
+
+    def widen_gate(front, body):
+        front["gate"]["schema"]["owner"] = {"type": "string"}
+        return front, body
+
+    edit(folder, "01-collect-project-info.md", widen_gate)
+    (folder / "references" / "04-summary.md").rename(folder / "references" / "04-wrap-up.md")
+    before = canal.store.saver().get_tuple({"configurable": {"thread_id": "t"}}).checkpoint["id"]
+    from canal.runtime.migrate import MigrationRefused
+
+    with pytest.raises(MigrationRefused) as caught:
+        make_canal().migrate("t")
+    assert caught.value.details["reasons"] == [
+        "completed step 'collect-project-info' changed its type, gate or automation",
+        "the current step 'summary' is not step 4 of the new definition",
+    ]
+    assert isinstance(caught.value, RunStateError)
+    after = canal.store.saver().get_tuple({"configurable": {"thread_id": "t"}}).checkpoint["id"]
+    assert after == before
+    assert make_canal().current("t").step.id == "summary"
+
+
+def test_a_failed_run_migrates_onto_a_fixed_tool(folder, make_canal, recorder):
+    recorder.fail.add("create_role")
+    canal = make_canal()
+    canal.start("create-project", thread_id="t")
+    assert canal.advance("t", VALID).status == "failed"
+
+    def use_other_tool(front, body):
+        front["automation"]["tool"] = "create_project"
+        front["automation"]["input_mapping"] = {"name": "again", "host": "x", "admins": []}
+        return front, body
+
+    edit(folder, "03-create-role.md", use_other_tool)
+    env = make_canal().migrate("t")
+    assert env.status == "failed" and env.step.id == "create-role"
+    retried = make_canal().advance("t", {"action": "retry"})
+    assert retried.status == "awaiting_input"
+    assert recorder.calls[-1] == ("create_project", {"name": "again", "host": "x", "admins": []})
+
+
+def test_migrate_needs_the_workflow_on_disk(folder, make_canal):
+    make_canal().start("create-project", thread_id="t")
+    shutil.rmtree(folder)
+    with pytest.raises(WorkflowNotFound, match="no workflow 'create-project'"):
+        make_canal().migrate("t")
+
+
+def test_a_run_stopped_mid_call_must_be_resolved_before_migrating(folder, make_canal, recorder):
+    def crash(**kwargs):
+        raise KeyboardInterrupt  # stands in for a process that dies inside the call
+
+    canal = make_canal(tools=__import__("canal").PythonTools({"create_project": crash}))
+    canal.start("create-project", thread_id="t")
+    with pytest.raises(KeyboardInterrupt):
+        canal.advance("t", VALID)
+    edit(folder, "04-summary.md", lambda f, b: (f, "changed"))
+    with pytest.raises(RunStateError, match="stopped in the middle of step 'create-project'"):
+        make_canal().migrate("t")
