@@ -141,10 +141,19 @@ class ConfigError(CanalError):
 
 
 class ToolError(CanalError):
-    """A tool call did not produce a result. ``message`` is what the tool (or canal) said."""
+    """A tool call did not produce a result. ``message`` is what the tool (or canal) said.
+
+    ``transient`` marks failures of the connection rather than of the call (a server that
+    could not start, crashed or did not answer in time): worth retrying when the tool is
+    safe to repeat.
+    """
 
     code = "tool_error"
     exit_code = 7
+
+    def __init__(self, message: str, transient: bool = False, **details: Any) -> None:
+        super().__init__(message, **details)
+        self.transient = transient
 
 
 class TemplateError(ToolError):

@@ -15,6 +15,10 @@ Opening a store for reading never creates a database file.
 Definitions are kept content-addressed (``save_definition``/``definition``) so a run keeps
 the workflow it started with whatever happens to the files on disk.
 
+The call journal (``call_started``/``call_finished``/``call_record``) records each tool call's
+intent before it is sent and its outcome after, outside the checkpoints: after a crash it
+tells a finished call (replay its outcome, never call again) from one that was in flight.
+
 Each store also has a per-run writer lock (``Store.lock``) that dies with its process: a
 file lock beside the SQLite database, a PostgreSQL advisory lock, a thread lock in memory.
 """
@@ -63,6 +67,19 @@ class Store(Protocol):
 
     def definition(self, digest: str) -> dict[str, str] | None:
         """The files of a saved definition, or None."""
+        ...
+
+    def call_started(self, thread_id: str, key: str, step: str, digest: str) -> None:
+        """Record, durably and before the call, that a tool call with ``key`` begins."""
+        ...
+
+    def call_finished(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
+        """Record the call's outcome (``{"ok": true, "result": ...}`` or an error)."""
+        ...
+
+    def call_record(self, thread_id: str, key: str) -> dict[str, Any] | None:
+        """``{"step", "digest", "outcome"}`` of the call with ``key`` (outcome None while
+        the call has not finished), or None when it never began."""
         ...
 
     def lock(self, thread_id: str) -> ContextManager[None]:

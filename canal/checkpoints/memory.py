@@ -15,9 +15,10 @@ from canal.checkpoints import RunRecord, conflict
 
 _GUARD = threading.Lock()
 _LOCKS: dict[tuple[int, str], threading.Lock] = {}
-# Definitions live beside the saver, for as long as this process: a saver object cannot hold
-# them, and every Canal over the same saver in this process must see them.
+# Definitions and the call journal live beside the saver, for as long as this process: a
+# saver object cannot hold them, and every Canal over the same saver here must see them.
 _DEFINITIONS: dict[tuple[int, str], dict[str, str]] = {}
+_CALLS: dict[tuple[int, str, str], dict[str, Any]] = {}
 
 
 class SaverStore:
@@ -60,6 +61,19 @@ class SaverStore:
 
     def definition(self, digest: str) -> dict[str, str] | None:
         found = _DEFINITIONS.get((id(self._saver), digest))
+        return dict(found) if found is not None else None
+
+    def call_started(self, thread_id: str, key: str, step: str, digest: str) -> None:
+        with _GUARD:
+            _CALLS.setdefault((id(self._saver), thread_id, key),
+                              {"step": step, "digest": digest, "outcome": None})
+
+    def call_finished(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
+        with _GUARD:
+            _CALLS[(id(self._saver), thread_id, key)]["outcome"] = outcome
+
+    def call_record(self, thread_id: str, key: str) -> dict[str, Any] | None:
+        found = _CALLS.get((id(self._saver), thread_id, key))
         return dict(found) if found is not None else None
 
     @contextmanager

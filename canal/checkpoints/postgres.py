@@ -18,6 +18,9 @@ _TABLES = (
         thread_id TEXT PRIMARY KEY, workflow TEXT NOT NULL, created_at TEXT NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS canal_definitions (
         digest TEXT PRIMARY KEY, workflow TEXT NOT NULL, files JSONB NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS canal_calls (
+        thread_id TEXT NOT NULL, key TEXT NOT NULL, step TEXT NOT NULL, digest TEXT NOT NULL,
+        outcome JSONB, PRIMARY KEY (thread_id, key))""",
 )
 
 
@@ -85,6 +88,28 @@ class PostgresStore:
             return None
         files = row["files"] if isinstance(row, dict) else row[0]
         return json.loads(files) if isinstance(files, str) else files
+
+    def call_started(self, thread_id: str, key: str, step: str, digest: str) -> None:
+        self._connect().execute(
+            "INSERT INTO canal_calls VALUES (%s, %s, %s, %s, NULL) ON CONFLICT DO NOTHING",
+            (thread_id, key, step, digest))
+
+    def call_finished(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
+        self._connect().execute(
+            "UPDATE canal_calls SET outcome = %s WHERE thread_id = %s AND key = %s",
+            (json.dumps(outcome), thread_id, key))
+
+    def call_record(self, thread_id: str, key: str) -> dict[str, Any] | None:
+        row = self._connect().cursor().execute(
+            "SELECT step, digest, outcome FROM canal_calls WHERE thread_id = %s AND key = %s",
+            (thread_id, key)).fetchone()
+        if row is None:
+            return None
+        step, digest, outcome = (row["step"], row["digest"], row["outcome"]) \
+            if isinstance(row, dict) else row
+        if isinstance(outcome, str):
+            outcome = json.loads(outcome)
+        return {"step": step, "digest": digest, "outcome": outcome}
 
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:

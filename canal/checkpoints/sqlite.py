@@ -17,6 +17,9 @@ _TABLES = (
         thread_id TEXT PRIMARY KEY, workflow TEXT NOT NULL, created_at TEXT NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS canal_definitions (
         digest TEXT PRIMARY KEY, workflow TEXT NOT NULL, files TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS canal_calls (
+        thread_id TEXT NOT NULL, key TEXT NOT NULL, step TEXT NOT NULL, digest TEXT NOT NULL,
+        outcome TEXT, PRIMARY KEY (thread_id, key))""",
 )
 
 
@@ -89,6 +92,30 @@ class SqliteStore:
         row = conn.execute("SELECT files FROM canal_definitions WHERE digest = ?",
                            (digest,)).fetchone()
         return json.loads(row[0]) if row else None
+
+    def call_started(self, thread_id: str, key: str, step: str, digest: str) -> None:
+        conn = self._connect(create=True)
+        assert conn is not None
+        with conn:
+            conn.execute("INSERT OR IGNORE INTO canal_calls VALUES (?, ?, ?, ?, NULL)",
+                         (thread_id, key, step, digest))
+
+    def call_finished(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
+        conn = self._connect(create=True)
+        assert conn is not None
+        with conn:
+            conn.execute("UPDATE canal_calls SET outcome = ? WHERE thread_id = ? AND key = ?",
+                         (json.dumps(outcome), thread_id, key))
+
+    def call_record(self, thread_id: str, key: str) -> dict[str, Any] | None:
+        conn = self._connect(create=False)
+        row = conn.execute(
+            "SELECT step, digest, outcome FROM canal_calls WHERE thread_id = ? AND key = ?",
+            (thread_id, key)).fetchone() if conn else None
+        if row is None:
+            return None
+        return {"step": row[0], "digest": row[1],
+                "outcome": json.loads(row[2]) if row[2] is not None else None}
 
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:

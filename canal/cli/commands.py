@@ -71,6 +71,11 @@ def current(args: argparse.Namespace) -> dict[str, Any]:
         return canal.current(args.thread_id).to_json()
 
 
+def resume(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.resume(args.thread_id).to_json()
+
+
 def migrate(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
         return canal.migrate(args.thread_id).to_json()
@@ -196,6 +201,8 @@ COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None
     ("current", current, "show where a run stands", _thread),
     ("runs", runs, "list runs", _runs_arguments),
     ("abort", abort, "abort a run", _thread),
+    ("resume", resume, "continue a run whose process died mid-step, as far as is safe",
+     _thread),
     ("migrate", migrate, "move a run onto the workflow definition now on disk, if safe",
      _thread),
     ("graph", graph, "the compiled graph of a workflow as Mermaid text", _workflow),

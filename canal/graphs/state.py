@@ -18,10 +18,12 @@ class RunState(TypedDict, total=False):
     cursor: str | None                              # id of the step the run is at (None when done)
     gate: Annotated[dict[str, Any], merge]          # step id -> accepted gate data
     result: Annotated[dict[str, Any], merge]        # step id -> tool result
-    failure: dict[str, Any] | None                  # {step, tool, error} while parked as failed
+    failure: dict[str, Any] | None                  # {step, tool, error, key} while parked as failed
+    attempts: Annotated[dict[str, int], merge]      # step id -> attempt number (retry answers)
+    approved: Annotated[dict[str, str], merge]      # step id -> call key a person chose to resend
     log: Annotated[list[dict[str, Any]], operator.add]  # every transition, in order
 
 
 def initial_state(workflow: str, digest: str, first_step: str) -> RunState:
     return RunState(workflow=workflow, digest=digest, status="running", cursor=first_step,
-                    gate={}, result={}, failure=None, log=[])
+                    gate={}, result={}, failure=None, attempts={}, approved={}, log=[])

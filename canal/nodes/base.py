@@ -60,15 +60,17 @@ def is_abort(value: Any) -> bool:
 
 
 def pause(step_id: str, step_type: str,
-          on_submit: Callable[[dict[str, Any]], Command]) -> Callable[[dict[str, Any]], Command]:
-    """A node that interrupts once, then aborts or hands the submitted data to ``on_submit``."""
+          on_submit: Callable[[dict[str, Any], dict[str, Any]], Command],
+          ) -> Callable[[dict[str, Any]], Command]:
+    """A node that interrupts once, then aborts or hands the submitted data (and the state)
+    to ``on_submit``."""
 
     def node(state: dict[str, Any]) -> Command:
         # Nothing before interrupt(): on resume the node runs again from its first line.
         value = interrupt({"step": step_id, "type": step_type})
         if is_abort(value):
             return aborted(step_id)
-        return on_submit(value.get("data") or {})
+        return on_submit(value.get("data") or {}, state)
 
     node.__name__ = f"{step_type}_{step_id}"
     return node

@@ -16,7 +16,7 @@ def interactive(step: StepSpec, next_id: str | None) -> Callable[[dict[str, Any]
     A step without a gate schema is a plain confirmation: an empty submission continues.
     """
 
-    def store(data: dict[str, Any]) -> Command:
+    def store(data: dict[str, Any], _state: dict[str, Any]) -> Command:
         return go_to(next_id, {"gate": {step.id: data},
                                "log": [entry("submit", step.id, data=data)]})
 

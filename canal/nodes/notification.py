@@ -13,4 +13,4 @@ from canal.spec.models import StepSpec
 def notification(step: StepSpec, next_id: str | None) -> Callable[[dict[str, Any]], Command]:
     """Interrupt once; an empty submission acknowledges the message and moves on."""
     return pause(step.id, step.type,
-                 lambda _data: go_to(next_id, {"log": [entry("acknowledge", step.id)]}))
+                 lambda _data, _state: go_to(next_id, {"log": [entry("acknowledge", step.id)]}))

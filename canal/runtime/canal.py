@@ -164,8 +164,8 @@ class Canal(ToolCommands):
         try:
             if rewrite is not None:
                 graph.update_state(config, rewrite[0], as_node=rewrite[1])
-            graph.invoke(graph_input, config, context=RunContext(tools=self.tools),
-                         durability="sync")
+            context = RunContext(tools=self.tools, journal=self.store, thread_id=thread_id)
+            graph.invoke(graph_input, config, context=context, durability="sync")
         finally:
             self.tools.close()
         after = self._values(thread_id)
@@ -212,10 +212,9 @@ class Canal(ToolCommands):
                 env.status, env.errors = "rejected", check.errors
                 env.missing, env.dropped = check.missing, check.dropped
                 return env
-            step = spec.step(values["cursor"])
-            if step.type == "automated" and values.get("status") != "failed":
-                env = self._invoke(spec, thread_id, values,
-                                   rewrite=self._in_flight(spec, step.id, check.data["action"]))
+            if _stopped_mid_step(spec, values):
+                env = self._invoke(spec, thread_id, values, rewrite=self._in_flight(
+                    spec, thread_id, values, check.data["action"]))
             else:
                 env = self._invoke(spec, thread_id, values, resume=submit(check.data))
             env.dropped = check.dropped
@@ -224,7 +223,7 @@ class Canal(ToolCommands):
     def current(self, thread_id: str) -> Envelope:
         """Where the run stands: its step, what is done, what is still to be collected."""
         spec, values = self._run(thread_id)
-        env = envelope_of(thread_id, spec, values)
+        env = envelope_of(thread_id, spec, values, stopped=self._stopped(thread_id, spec, values))
         env.completed = completed_steps(spec, values)
         if env.status == "awaiting_input":
             env.missing = missing_fields(gate_of(spec, values))
@@ -233,6 +232,43 @@ class Canal(ToolCommands):
         env.definition = {"digest": spec.digest, "on_disk": on_disk,
                           "changed": on_disk != spec.digest}
         return env
+
+    def resume(self, thread_id: str) -> Envelope:
+        """Continue a run whose process died during an automated step, as far as is safe.
+
+        A call whose outcome was journaled is replayed, one never sent is sent, one in
+        flight is sent again only when the tool is safe to repeat; otherwise the step parks
+        as ``failed`` ("may or may not have happened") for a person to decide. A run that did
+        not stop mid-step is returned as it is.
+        """
+        with self._writer(thread_id):
+            spec, values = self._run(thread_id)
+            self._ensure_open(thread_id, values)
+            if not _stopped_mid_step(spec, values):
+                return envelope_of(thread_id, spec, values)
+            return self._invoke(spec, thread_id, values)
+
+    def _stopped(self, thread_id: str, spec: WorkflowSpec, values: dict[str, Any]) -> str:
+        """Why a run that stopped mid-step stands where it does, from the call journal."""
+        from canal.nodes.keys import call_key
+
+        if not _stopped_mid_step(spec, values):
+            return ""
+        step = spec.step(values["cursor"])
+        key = call_key(thread_id, step.id, (values.get("attempts") or {}).get(step.id, 0))
+        known = self.store.call_record(thread_id, key)
+        if known is None:
+            return ("the run stopped before this step's call was sent; resume, or answer "
+                    "retry, to send it")
+        if known["outcome"] is not None:
+            return ("the run stopped after this step's call finished, before its result was "
+                    "saved; resume, or answer retry, to save it without calling again")
+        assert step.automation is not None
+        if step.automation.idempotent or self.tools.safe_to_repeat(step.automation.tool):
+            return ("the run stopped during this step's call, which is safe to repeat; "
+                    "resume, or answer retry, to send it again")
+        return ("the call may or may not have happened (the process stopped during it); "
+                "answer retry to send it again, skip or abort")
 
     def migrate(self, thread_id: str) -> Envelope:
         """Move a run onto the definition now on disk, when that is safe for where it stands.
@@ -275,10 +311,9 @@ class Canal(ToolCommands):
         with self._writer(thread_id):
             spec, values = self._run(thread_id)
             self._ensure_open(thread_id, values)
-            step = spec.step(values["cursor"])
-            if step.type == "automated" and values.get("status") != "failed":
+            if _stopped_mid_step(spec, values):
                 return self._invoke(spec, thread_id, values,
-                                    rewrite=self._in_flight(spec, step.id, "abort"))
+                                    rewrite=self._in_flight(spec, thread_id, values, "abort"))
             return self._invoke(spec, thread_id, values, resume=abort_request())
 
     def runs(self) -> list[dict[str, Any]]:
@@ -325,17 +360,31 @@ class Canal(ToolCommands):
                                 "any more", thread_id=thread_id, status=values["status"])
 
     @staticmethod
-    def _in_flight(spec: WorkflowSpec, step_id: str, action: str) -> Any:
-        """The rewrite that applies ``action`` to a step whose process died mid-call
-        (None for retry: the pending step simply runs again)."""
+    def _in_flight(spec: WorkflowSpec, thread_id: str, values: dict[str, Any],
+                   action: str) -> Any:
+        """The rewrite that applies ``action`` to a step whose process died mid-call.
+
+        ``retry`` approves sending the call again under its key (a call whose outcome the
+        journal already holds is replayed, not sent)."""
+        from langgraph.types import Command
+
+        from canal.nodes.keys import call_key
         from canal.nodes.base import aborted, entry, go_to
 
-        if action == "retry":
-            return None
+        step_id = values["cursor"]
         log = [entry("action", step_id, action=action)]
+        if action == "retry":
+            key = call_key(thread_id, step_id, (values.get("attempts") or {}).get(step_id, 0))
+            return Command(goto=step_id, update={"approved": {step_id: key}, "log": log}), step_id
         if action == "skip":
             return go_to(spec.next_id(step_id), {"log": log}), step_id
         return aborted(step_id), step_id
+
+
+def _stopped_mid_step(spec: WorkflowSpec, values: dict[str, Any]) -> bool:
+    """The latest checkpoint sits before an automated step that never finished."""
+    return (values.get("status") == "running"
+            and spec.step(values["cursor"]).type == "automated")
 
 
 def json_plain_data(data: Any) -> Any:

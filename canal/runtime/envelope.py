@@ -16,7 +16,7 @@ from canal.spec.templates import render_lenient, state_lookup
 
 STATUSES = ("awaiting_input", "completed", "failed", "aborted", "rejected", "stale")
 IN_FLIGHT = ("the run stopped while this step was running; the call may or may not have "
-             "happened")
+             "happened; resume, or answer retry, skip or abort")
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,10 @@ def gate_of(spec: WorkflowSpec, values: Mapping[str, Any]) -> dict[str, FieldSpe
 
 
 def envelope_of(thread_id: str, spec: WorkflowSpec, values: Mapping[str, Any],
-                executed: list[dict[str, Any]] | None = None) -> Envelope:
-    """The envelope of a run whose latest state is ``values``."""
+                executed: list[dict[str, Any]] | None = None,
+                stopped: str = IN_FLIGHT) -> Envelope:
+    """The envelope of a run whose latest state is ``values``; ``stopped`` explains a run
+    whose process died during an automated step."""
     status = values.get("status", "running")
     env = Envelope(thread_id, spec.name, status, executed=list(executed or []))
     if status in ("completed", "aborted"):
@@ -91,7 +93,7 @@ def envelope_of(thread_id: str, spec: WorkflowSpec, values: Mapping[str, Any],
     if failed:
         failure = values.get("failure") or {
             "step": step.id, "tool": step.automation.tool if step.automation else None,
-            "error": IN_FLIGHT,
+            "error": stopped,
         }
         env.errors = [dict(failure)]
     return env

@@ -291,5 +291,5 @@ def _read_step(rel: str, content: bytes | None, problems: list[Problem],
         id=front.id or match["slug"], type=front.type, order=int(match["order"]), path=rel,
         body=body.strip(), title=front.title,
         gate=dict(front.gate.schema_) if front.gate else {},
-        automation=front.automation,
+        automation=front.automation, retry=front.retry, timeout=front.timeout,
     )

@@ -68,8 +68,26 @@ class GateSpec(_Frozen):
 
 
 class AutomationSpec(_Frozen):
+    """``tool`` and its ``input_mapping``; ``idempotent: true`` declares the call safe to
+    repeat (as MCP's ``idempotentHint`` would); ``idempotency_key`` names the argument that
+    receives canal's key for the call, for backends that deduplicate by key."""
+
     tool: str = Field(min_length=1)
     input_mapping: dict[str, Any] = Field(default_factory=dict)
+    idempotent: bool = False
+    idempotency_key: str | None = Field(default=None, min_length=1)
+
+
+class RetrySpec(_Frozen):
+    """How often a transient failure (connection, timeout) is retried, and the first pause."""
+
+    attempts: int = Field(default=1, ge=1, le=20)
+    backoff: float = Field(default=0.5, ge=0, le=60)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _count(cls, data: Any) -> Any:
+        return {"attempts": data} if isinstance(data, int) and not isinstance(data, bool) else data
 
 
 class StepFrontMatter(_Frozen):
@@ -80,6 +98,8 @@ class StepFrontMatter(_Frozen):
     title: str | None = None
     gate: GateSpec | None = None
     automation: AutomationSpec | None = None
+    retry: RetrySpec | None = None
+    timeout: float | None = Field(default=None, gt=0, le=86400)
 
 
 class WorkflowFrontMatter(_Frozen):
@@ -101,6 +121,8 @@ class StepSpec(_Frozen):
     title: str | None = None
     gate: dict[str, FieldSpec] = Field(default_factory=dict)
     automation: AutomationSpec | None = None
+    retry: RetrySpec | None = None
+    timeout: float | None = None
 
 
 class WorkflowSpec(_Frozen):

@@ -17,8 +17,15 @@ from canal.errors import ToolError
 
 @runtime_checkable
 class ToolClient(Protocol):
-    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """Call ``tool`` once; return its JSON-plain result or raise ToolError."""
+    def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
+        """Call ``tool`` once; return its JSON-plain result or raise ToolError.
+
+        ``timeout`` (seconds) overrides the client's own limit where it can enforce one.
+        """
+        ...
+
+    def safe_to_repeat(self, tool: str) -> bool:
+        """Whether calling ``tool`` twice is harmless (read-only or idempotent)."""
         ...
 
     def close(self) -> None:
@@ -64,13 +71,20 @@ class PythonTools:
             self._tools[tool] = function
         return function
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+    def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
+        """Call the function; ``timeout`` is not enforced (a Python call cannot be stopped
+        safely). ``ConnectionError`` and ``TimeoutError`` count as transient."""
         function = self._function(tool)
         try:
             result = function(**arguments)
         except Exception as exc:  # the boundary: any failure of user code is a tool error
-            raise ToolError(f"{tool}: {type(exc).__name__}: {exc}", tool=tool) from exc
+            raise ToolError(f"{tool}: {type(exc).__name__}: {exc}", tool=tool,
+                            transient=isinstance(exc, (ConnectionError, TimeoutError))) from exc
         return json_plain(result, tool)
+
+    def safe_to_repeat(self, tool: str) -> bool:
+        """Python tools carry no annotations: a step declares ``automation.idempotent``."""
+        return False
 
     def close(self) -> None:
         """Nothing to release: the callables live in this process."""

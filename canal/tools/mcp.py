@@ -117,9 +117,15 @@ class McpConnections:
         if held is not None:
             await held.close()
 
-    def _session_call(self, server: str, action: str, make: Any) -> Any:
-        """Open (or reuse) ``server``'s session and run ``make(session)`` on the loop."""
+    def _session_call(self, server: str, action: str, make: Any,
+                      timeout: float | None = None) -> Any:
+        """Open (or reuse) ``server``'s session and run ``make(session)`` on the loop.
+
+        Every failure is a ToolError; failures of the connection (start-up, crash, no
+        answer in time) are marked transient, an error the tool itself reports is not.
+        """
         config = self._config(server)
+        limit = timeout or config.timeout
 
         async def run() -> Any:
             try:
@@ -127,7 +133,8 @@ class McpConnections:
             except BaseException as exc:  # noqa: BLE001 - any start-up failure is one message
                 await self._drop(server)
                 raise ToolError(f"cannot start MCP server {server!r} ({config.describe()}): "
-                                f"{_reason(exc, config.timeout)}", server=server) from exc
+                                f"{_reason(exc, config.timeout)}", server=server,
+                                transient=True) from exc
             try:
                 return await make(session)
             except BaseException as exc:  # noqa: BLE001 - the session may be unusable now
@@ -135,14 +142,15 @@ class McpConnections:
                 if isinstance(exc, asyncio.CancelledError):
                     raise
                 raise ToolError(f"{action}: MCP server {server!r} failed: "
-                                f"{_reason(exc, config.timeout)}", server=server) from exc
+                                f"{_reason(exc, limit)}", server=server,
+                                transient=True) from exc
 
         try:
-            return self._run(run(), config.timeout * 2 + _GRACE)
+            return self._run(run(), config.timeout + limit + _GRACE)
         except FutureTimeout as exc:
             self._run(self._drop(server), _GRACE)
             raise ToolError(f"{action}: MCP server {server!r} did not answer within "
-                            f"{config.timeout:g}s", server=server) from exc
+                            f"{limit:g}s", server=server, transient=True) from exc
 
     def list_tools(self, server: str) -> list[dict[str, Any]]:
         """Every tool ``server`` offers (following ``tools/list`` pagination), as plain dicts."""
@@ -160,14 +168,16 @@ class McpConnections:
 
         return self._session_call(server, "tools/list", collect)
 
-    def call(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
-        """Call ``tool`` on ``server`` once; the result, or ToolError with the server's words."""
-        timeout = timedelta(seconds=self._config(server).timeout)
+    def call(self, server: str, tool: str, arguments: dict[str, Any],
+             timeout: float | None = None) -> Any:
+        """Call ``tool`` on ``server`` once; the result, or ToolError with the server's words.
+        ``timeout`` (seconds) replaces the server's configured limit for this call."""
+        limit = timedelta(seconds=timeout or self._config(server).timeout)
 
         async def call(session: Any) -> Any:
-            return await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            return await session.call_tool(tool, arguments, read_timeout_seconds=limit)
 
-        result = self._session_call(server, tool, call)
+        result = self._session_call(server, tool, call, timeout)
         return tool_result(tool, result)
 
     def close(self) -> None:

@@ -36,14 +36,24 @@ class RoutedTools:
             self._mcp = McpConnections(servers)
         return self._mcp
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+    def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
         if tool in self.python:
-            return self.python.call(tool, arguments)
+            return self.python.call(tool, arguments, timeout)
         try:
             meta = self.cache.get(tool)
         except NotFound as exc:
             raise ToolError(exc.message, tool=tool) from exc
-        return self.connections().call(meta.server, meta.tool, arguments)
+        return self.connections().call(meta.server, meta.tool, arguments, timeout)
+
+    def safe_to_repeat(self, tool: str) -> bool:
+        """MCP's ``readOnlyHint`` or ``idempotentHint`` (explicitly true) in the cache."""
+        if tool in self.python:
+            return self.python.safe_to_repeat(tool)
+        try:
+            hints = self.cache.get(tool).annotations
+        except NotFound:
+            return False
+        return hints.get("readOnlyHint") is True or hints.get("idempotentHint") is True
 
     def close(self) -> None:
         if self._mcp is not None:

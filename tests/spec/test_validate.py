@@ -182,13 +182,13 @@ def test_reference_to_a_step_that_failed_to_parse_is_not_reported_again(
         workflows: Path) -> None:
     found = problems_of(workflows, {
         "01-collect.md": ask(name={"type": "string"}),
-        "02-create.md": {"type": "automated", "automation": {"tool": "t"}, "retry": 3},
+        "02-create.md": {"type": "automated", "automation": {"tool": "t"}, "retries": 3},
         "03-role.md": call(project="{{result.create.id}}", name="{{gate.collect.name}}"),
         "04-broken.md": "---\ntype: [automated\n---\n",
         "05-done.md": (NOTE, "{{result.broken.x}} {{result.create.id}} {{result.gone.id}}"),
     })
     assert [str(p) for p in found] == [
-        "references/02-create.md: retry: unknown key",
+        "references/02-create.md: retries: unknown key",
         "references/04-broken.md:3: YAML error: expected ',' or ']', but got '<stream end>'",
         "references/05-done.md: body: {{result.gone.id}}: "
         "no step 'gone' (known: collect, role, done)",
@@ -199,10 +199,10 @@ def test_reference_to_a_renamed_step_that_failed_to_parse_is_not_reported_again(
         workflows: Path) -> None:
     found = problems_of(workflows, {
         "01-create.md": {"type": "automated", "id": "make", "automation": {"tool": "t"},
-                         "retry": 3},
+                         "retries": 3},
         "02-done.md": (NOTE, "Made {{result.make.id}}."),
     })
-    assert [str(p) for p in found] == ["references/01-create.md: retry: unknown key"]
+    assert [str(p) for p in found] == ["references/01-create.md: retries: unknown key"]
 
 
 # --- step shape --------------------------------------------------------------------------

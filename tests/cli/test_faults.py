@@ -1,0 +1,149 @@
+"""Fault injection: SIGKILL at every boundary of a chain of automated steps.
+
+Each case kills ``canal advance`` at one point (a failpoint, or the tool itself dying), then
+resumes from new processes and checks: nothing submitted is lost, a completed call is never
+sent again, and a tool not marked safe is never called twice without an explicit retry.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import tool_calls
+
+VALID = {"project_name": "billing", "host": "billing.example.com"}
+DYING_TOOLS = '''
+import json, os, pathlib
+HERE = pathlib.Path(__file__).parent
+
+def _log(name, kwargs):
+    with (HERE / "calls.jsonl").open("a") as f:
+        f.write(json.dumps([name, kwargs]) + "\\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+def create_project(**kwargs):
+    _log("create_project", kwargs)
+    return {"project": {"id": 42, "name": kwargs["name"], "admins": kwargs["admins"]}}
+
+def create_role(**kwargs):
+    _log("create_role", kwargs)
+    marker = HERE / "die-in-create_role"
+    if marker.exists():
+        marker.unlink()
+        os._exit(9)
+    return {"role_id": "role-%s" % kwargs["project_id"]}
+'''
+
+
+def killed_advance(cli, project, thread, failpoint=None):
+    env = dict(cli.env)
+    if failpoint:
+        env["CANAL_FAILPOINTS"] = failpoint
+    proc = subprocess.run([sys.executable, "-m", "canal", "advance", thread, "--gate-data",
+                           json.dumps(VALID)], cwd=project, env=env, capture_output=True,
+                          timeout=120)
+    assert proc.returncode in (-signal.SIGKILL, 9), proc.stderr
+    assert proc.stdout == b""
+
+
+def calls(project):
+    return [c[0] for c in tool_calls(project)]
+
+
+@pytest.fixture
+def dying(cli, project):
+    (project / "project_tools.py").write_text(DYING_TOOLS)
+    return cli
+
+
+# (failpoint or None for "the tool dies", calls after the kill, calls after resume,
+#  status after resume)
+CASES = {
+    "between-calls": ("before-step:create-role", ["create_project"],
+                      ["create_project", "create_role"], "awaiting_input"),
+    "before-call": ("before-call:create-role", ["create_project"], ["create_project"],
+                    "failed"),
+    "during-call": (None, ["create_project", "create_role"], ["create_project", "create_role"],
+                    "failed"),
+    "after-call-before-checkpoint": ("after-call:create-role", ["create_project", "create_role"],
+                                     ["create_project", "create_role"], "awaiting_input"),
+    "first-call-before-checkpoint": ("after-call:create-project", ["create_project"],
+                                     ["create_project", "create_role"], "awaiting_input"),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_kill_then_resume(dying, project, case):
+    failpoint, after_kill, after_resume, status = CASES[case]
+    if failpoint is None:
+        (project / "die-in-create_role").touch()
+    thread = dying("start", "create-project").json["thread_id"]
+    killed_advance(dying, project, thread, failpoint)
+    assert calls(project) == after_kill
+
+    now = dying("current", thread).json
+    assert now["status"] == "failed"
+    assert now["completed"][0]["data"] == {**VALID, "admins": ["root"], "quota": 10}
+
+    resumed = dying("resume", thread)
+    assert resumed.json["status"] == status, resumed.json
+    assert calls(project) == after_resume
+    if status == "failed":  # unsafe and possibly done: only a person may send it again
+        assert "may or may not have happened" in resumed.json["errors"][0]["error"]
+        assert dying("resume", thread).json["status"] == "failed"
+        assert calls(project) == after_resume
+        retried = dying("advance", thread, "--gate-data", '{"action": "retry"}')
+        assert retried.json["status"] == "awaiting_input", retried.json
+        assert calls(project) == after_resume + ["create_role"]
+    final = dying("advance", thread)
+    assert final.json["status"] == "completed"
+    assert final.code == 0
+    keys = {c[1].get("project_id") for c in tool_calls(project) if c[0] == "create_role"}
+    assert keys == {42}
+
+
+def test_current_explains_each_stop(dying, project):
+    thread = dying("start", "create-project").json["thread_id"]
+    killed_advance(dying, project, thread, "after-call:create-role")
+    assert dying("current", thread).json["errors"][0]["error"].startswith(
+        "the run stopped after this step's call finished, before its result was saved")
+    other = dying("start", "create-project").json["thread_id"]
+    killed_advance(dying, project, other, "before-step:create-role")
+    assert dying("current", other).json["errors"][0]["error"].startswith(
+        "the run stopped before this step's call was sent")
+
+
+def test_a_safe_tool_is_sent_again_automatically(dying, project):
+    step = project / "workflows" / "create-project" / "references" / "03-create-role.md"
+    step.write_text(step.read_text().replace("tool: create_role", "tool: create_role\n  idempotent: true"))
+    (project / "die-in-create_role").touch()
+    thread = dying("start", "create-project").json["thread_id"]
+    killed_advance(dying, project, thread)
+    assert "safe to repeat" in dying("current", thread).json["errors"][0]["error"]
+    resumed = dying("resume", thread)
+    assert resumed.json["status"] == "awaiting_input"
+    assert calls(project) == ["create_project", "create_role", "create_role"]
+
+
+def test_idempotency_key_reaches_the_tool_and_is_stable_across_a_resend(dying, project):
+    step = project / "workflows" / "create-project" / "references" / "03-create-role.md"
+    step.write_text(step.read_text().replace(
+        "tool: create_role", "tool: create_role\n  idempotency_key: request_id"))
+    (project / "die-in-create_role").touch()
+    thread = dying("start", "create-project").json["thread_id"]
+    killed_advance(dying, project, thread)
+    dying("advance", thread, "--gate-data", '{"action": "retry"}')
+    keys = [c[1]["request_id"] for c in tool_calls(project) if c[0] == "create_role"]
+    assert keys == [f"{thread}:create-role:0", f"{thread}:create-role:0"]
+
+
+def test_resume_on_a_run_that_did_not_stop_changes_nothing(dying, project):
+    thread = dying("start", "create-project").json["thread_id"]
+    assert dying("resume", thread).json["status"] == "awaiting_input"
+    assert calls(project) == []
