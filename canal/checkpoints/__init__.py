@@ -82,6 +82,14 @@ class Store(Protocol):
         the call has not finished), or None when it never began."""
         ...
 
+    def forget(self, thread_id: str) -> int:
+        """Delete a run: its checkpoints, registry row and journal; the checkpoints removed."""
+        ...
+
+    def drop_definitions(self, keep: set[str]) -> int:
+        """Delete saved definitions whose digest is not in ``keep``; how many went."""
+        ...
+
     def lock(self, thread_id: str) -> ContextManager[None]:
         """Hold the run's writer lock for the block, or raise RunConflict at once.
 

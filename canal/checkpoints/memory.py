@@ -76,6 +76,22 @@ class SaverStore:
         found = _CALLS.get((id(self._saver), thread_id, key))
         return dict(found) if found is not None else None
 
+    def forget(self, thread_id: str) -> int:
+        count = sum(1 for _ in self._saver.list({"configurable": {"thread_id": thread_id}}))
+        self._saver.delete_thread(thread_id)
+        self._new.pop(thread_id, None)
+        with _GUARD:
+            for key in [k for k in _CALLS if k[0] == id(self._saver) and k[1] == thread_id]:
+                del _CALLS[key]
+        return count
+
+    def drop_definitions(self, keep: set[str]) -> int:
+        with _GUARD:
+            stale = [k for k in _DEFINITIONS if k[0] == id(self._saver) and k[1] not in keep]
+            for key in stale:
+                del _DEFINITIONS[key]
+        return len(stale)
+
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:
         """A thread lock per (saver, run): the saver lives in this process only."""

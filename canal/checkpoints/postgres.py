@@ -111,6 +111,23 @@ class PostgresStore:
             outcome = json.loads(outcome)
         return {"step": step, "digest": digest, "outcome": outcome}
 
+    def forget(self, thread_id: str) -> int:
+        saver = self.saver()
+        count = sum(1 for _ in saver.list({"configurable": {"thread_id": thread_id}}))
+        saver.delete_thread(thread_id)
+        conn = self._connect()
+        conn.execute("DELETE FROM canal_runs WHERE thread_id = %s", (thread_id,))
+        conn.execute("DELETE FROM canal_calls WHERE thread_id = %s", (thread_id,))
+        return count
+
+    def drop_definitions(self, keep: set[str]) -> int:
+        rows = self._connect().cursor().execute("SELECT digest FROM canal_definitions").fetchall()
+        stale = [r["digest"] if isinstance(r, dict) else r[0] for r in rows]
+        stale = [d for d in stale if d not in keep]
+        for digest in stale:
+            self._connect().execute("DELETE FROM canal_definitions WHERE digest = %s", (digest,))
+        return len(stale)
+
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:
         """A session advisory lock keyed by the thread id: one writer per run across every

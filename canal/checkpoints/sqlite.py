@@ -117,6 +117,29 @@ class SqliteStore:
         return {"step": row[0], "digest": row[1],
                 "outcome": json.loads(row[2]) if row[2] is not None else None}
 
+    def forget(self, thread_id: str) -> int:
+        saver = self.saver()
+        count = sum(1 for _ in saver.list({"configurable": {"thread_id": thread_id}}))
+        saver.delete_thread(thread_id)
+        conn = self._connect(create=True)
+        assert conn is not None
+        with conn:
+            conn.execute("DELETE FROM canal_runs WHERE thread_id = ?", (thread_id,))
+            conn.execute("DELETE FROM canal_calls WHERE thread_id = ?", (thread_id,))
+        (self.path.with_name(self.path.name + ".locks") / thread_id).unlink(missing_ok=True)
+        return count
+
+    def drop_definitions(self, keep: set[str]) -> int:
+        conn = self._connect(create=False)
+        if conn is None:
+            return 0
+        stale = [d for (d,) in conn.execute("SELECT digest FROM canal_definitions")
+                 if d not in keep]
+        with conn:
+            conn.executemany("DELETE FROM canal_definitions WHERE digest = ?",
+                             [(d,) for d in stale])
+        return len(stale)
+
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:
         """An exclusive ``flock`` on ``<db>.locks/<thread>``: one writer per run on this

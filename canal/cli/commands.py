@@ -71,6 +71,19 @@ def current(args: argparse.Namespace) -> dict[str, Any]:
         return canal.current(args.thread_id).to_json()
 
 
+def history(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.history(args.thread_id)
+
+
+def prune(args: argparse.Namespace) -> dict[str, Any]:
+    from canal.runtime.retention import parse_age
+
+    age = parse_age(args.older_than)
+    with _canal(args) as canal:
+        return canal.prune(age, include_waiting=args.include_unfinished)
+
+
 def resume(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
         return canal.resume(args.thread_id).to_json()
@@ -183,6 +196,13 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="JSON or YAML answers {step id: {field: value}} instead of prompts")
 
 
+def _prune_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--older-than", required=True, metavar="AGE",
+                        help="last changed longer ago than this: 90s, 15m, 12h, 30d, 2w")
+    parser.add_argument("--include-unfinished", action="store_true",
+                        help="also remove runs still waiting or failed (never by default)")
+
+
 def _validate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="*", metavar="WORKFLOW",
                         help="workflows to check (default: all)")
@@ -201,6 +221,8 @@ COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None
     ("current", current, "show where a run stands", _thread),
     ("runs", runs, "list runs", _runs_arguments),
     ("abort", abort, "abort a run", _thread),
+    ("history", history, "every transition of a run", _thread),
+    ("prune", prune, "remove old completed and aborted runs", _prune_arguments),
     ("resume", resume, "continue a run whose process died mid-step, as far as is safe",
      _thread),
     ("migrate", migrate, "move a run onto the workflow definition now on disk, if safe",

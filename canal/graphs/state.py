@@ -25,5 +25,8 @@ class RunState(TypedDict, total=False):
 
 
 def initial_state(workflow: str, digest: str, first_step: str) -> RunState:
+    from canal.nodes.base import entry
+
     return RunState(workflow=workflow, digest=digest, status="running", cursor=first_step,
-                    gate={}, result={}, failure=None, attempts={}, approved={}, log=[])
+                    gate={}, result={}, failure=None, attempts={}, approved={},
+                    log=[entry("start", None, workflow=workflow, digest=digest)])

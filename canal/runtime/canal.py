@@ -35,13 +35,14 @@ from canal.spec.loader import (
 from canal.spec.models import WorkflowSpec
 from canal.tools.cache import ToolCache
 from canal.tools.client import PythonTools, ToolClient
+from canal.runtime.retention import Retention
 from canal.runtime.tools import ToolCommands
 from canal.tools.routed import RoutedTools
 
 FINISHED = ("completed", "aborted")
 
 
-class Canal(ToolCommands):
+class Canal(ToolCommands, Retention):
     """Start, advance, inspect and abort workflow runs.
 
     Every argument is optional and defaults as the CLI does (see ``canal.config``):

@@ -267,3 +267,18 @@ def test_migrate_from_the_command_line(cli, project):
     assert snapshot(project) == before
     done = cli("advance", thread)
     assert done.json["status"] == "completed"
+
+
+def test_history_and_prune_from_the_command_line(cli, project):
+    thread = cli("start", "create-project").json["thread_id"]
+    history = cli("history", thread)
+    assert history.code == 0 and [e["kind"] for e in history.json["entries"]] == ["start"]
+    assert cli("history", "ghost").code == 4
+    missing = cli("prune")
+    assert missing.code == 2 and "--older-than" in missing.json["error"]["message"]
+    bad = cli("prune", "--older-than", "soon")
+    assert bad.code == 2 and "is not a number with a unit" in bad.json["error"]["message"]
+    kept = cli("prune", "--older-than", "0s")
+    assert kept.code == 0 and kept.json["count"] == 0
+    assert kept.json["kept_unfinished"] == [thread]
+    assert cli("current", thread).code == 0
