@@ -1,6 +1,7 @@
 """Compile a ``WorkflowSpec`` into a LangGraph ``StateGraph``: one node per step.
 
-Automated steps get a second node, ``<id>.recover``, where a failed call parks the run.
+Automated steps get a second node, ``<id>.recover``, where a failed call parks the run;
+every graph has ``abort.compensate``, which every abort passes through.
 Nodes route with ``Command(goto=...)``, so the edges are declared as node destinations.
 """
 
@@ -12,7 +13,8 @@ from langgraph.graph import END, START, StateGraph
 
 from canal.graphs.state import RunState
 from canal.nodes.automated import RunContext, automated, recovery
-from canal.nodes.base import recovery_node
+from canal.nodes.base import COMPENSATE, recovery_node
+from canal.nodes.compensate import compensate
 from canal.nodes.interactive import interactive
 from canal.nodes.notification import notification
 from canal.spec.models import WorkflowSpec
@@ -31,9 +33,11 @@ def build_graph(spec: WorkflowSpec) -> StateGraph:
         if step.type == "automated":
             builder.add_node(step.id, node, destinations=(after, recovery_node(step.id)))
             builder.add_node(recovery_node(step.id), recovery(step, next_id),
-                             destinations=tuple(dict.fromkeys((step.id, after, END))))
+                             destinations=tuple(dict.fromkeys((step.id, after, COMPENSATE))))
         else:
-            builder.add_node(step.id, node, destinations=tuple(dict.fromkeys((after, END))))
+            builder.add_node(step.id, node, destinations=tuple(dict.fromkeys((after,
+                                                                              COMPENSATE))))
+    builder.add_node(COMPENSATE, compensate(spec), destinations=(END,))
     builder.add_edge(START, spec.steps[0].id)
     return builder
 

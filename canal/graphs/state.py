@@ -21,6 +21,7 @@ class RunState(TypedDict, total=False):
     failure: dict[str, Any] | None                  # {step, tool, error, key} while parked as failed
     attempts: Annotated[dict[str, int], merge]      # step id -> attempt number (retry answers)
     approved: Annotated[dict[str, str], merge]      # step id -> call key a person chose to resend
+    compensating: bool                              # aborted, compensations not all done yet
     log: Annotated[list[dict[str, Any]], operator.add]  # every transition, in order
 
 

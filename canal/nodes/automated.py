@@ -30,7 +30,7 @@ from canal.errors import TemplateError, ToolError
 from canal.failpoints import failpoint
 from canal.nodes.base import aborted, entry, go_to, pause, recovery_node
 from canal.nodes.keys import call_key
-from canal.spec.models import StepSpec
+from canal.spec.models import RetrySpec, StepSpec
 from canal.spec.templates import resolve, state_lookup
 from canal.tools.client import ToolClient
 
@@ -73,7 +73,8 @@ def automated(step: StepSpec, next_id: str | None) -> Callable[..., Command]:
                                              ok=False, error=exc.message)], exc.message)
         if automation.idempotency_key:
             arguments[automation.idempotency_key] = key
-        outcome, record = _outcome(step, ctx, state, key, arguments)
+        approved = (state.get("approved") or {}).get(step.id) == key
+        outcome, record = journaled(Call.of(step), ctx, key, arguments, approved)
         log = [entry("tool", step.id, **base, arguments=arguments, **record, **outcome)]
         if outcome["ok"]:
             return go_to(next_id, {"result": {step.id: outcome["result"]}, "log": log})
@@ -83,41 +84,55 @@ def automated(step: StepSpec, next_id: str | None) -> Callable[..., Command]:
     return node
 
 
-def _outcome(step: StepSpec, ctx: RunContext, state: dict[str, Any], key: str,
-             arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+@dataclass(frozen=True)
+class Call:
+    """One tool call a step makes (its action, or its compensation)."""
+
+    point: str            # failpoint suffix: the step id, or "compensate:<step id>"
+    tool: str
+    idempotent: bool = False
+    retry: RetrySpec | None = None
+    timeout: float | None = None
+
+    @classmethod
+    def of(cls, step: StepSpec) -> "Call":
+        assert step.automation is not None
+        return cls(step.id, step.automation.tool, step.automation.idempotent, step.retry,
+                   step.timeout)
+
+
+def journaled(call: Call, ctx: RunContext, key: str, arguments: dict[str, Any],
+              approved: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """The call's outcome (from the journal, or by calling) and how it was obtained."""
-    tool = step.automation.tool  # type: ignore[union-attr]
-    safe = step.automation.idempotent or ctx.tools.safe_to_repeat(tool)  # type: ignore[union-attr]
+    safe = call.idempotent or ctx.tools.safe_to_repeat(call.tool)
     known = ctx.journal.call_record(ctx.thread_id, key)
     if known is not None and known["outcome"] is not None:
         return known["outcome"], {"replayed": True}
-    approved = (state.get("approved") or {}).get(step.id) == key
     if known is not None and not (safe or approved):
         return {"ok": False, "error": UNKNOWN}, {"in_flight": True}
     if known is None:
-        ctx.journal.call_started(ctx.thread_id, key, step.id, _digest(arguments))
-    failpoint(f"before-call:{step.id}")
-    outcome, tries = _call(step, ctx, arguments, safe)
+        ctx.journal.call_started(ctx.thread_id, key, call.point, _digest(arguments))
+    failpoint(f"before-call:{call.point}")
+    outcome, tries = _call(call, ctx, arguments, safe)
     ctx.journal.call_finished(ctx.thread_id, key, outcome)
-    failpoint(f"after-call:{step.id}")
+    failpoint(f"after-call:{call.point}")
     return outcome, ({"tries": tries} if tries else {}) | ({"resent": True} if known else {})
 
 
-def _call(step: StepSpec, ctx: RunContext, arguments: dict[str, Any],
+def _call(call: Call, ctx: RunContext, arguments: dict[str, Any],
           safe: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Call the tool, retrying transient failures when that is safe; the outcome and the
     failed tries before it."""
-    tool = step.automation.tool  # type: ignore[union-attr]
-    attempts = step.retry.attempts if step.retry and safe else 1
-    backoff = step.retry.backoff if step.retry else 0
+    attempts = call.retry.attempts if call.retry and safe else 1
+    backoff = call.retry.backoff if call.retry else 0
     tries: list[dict[str, Any]] = []
     for number in range(attempts):
         try:
-            return {"ok": True, "result": ctx.tools.call(tool, arguments, step.timeout)}, tries
+            return {"ok": True, "result": ctx.tools.call(call.tool, arguments, call.timeout)}, tries
         except ToolError as exc:
             if not exc.transient or number + 1 == attempts:
                 return {"ok": False, "error": exc.message}, tries
-            tries.append({"at": entry("try", step.id)["at"], "error": exc.message})
+            tries.append({"at": entry("try", call.point)["at"], "error": exc.message})
             ctx.sleep(backoff * 2 ** number)
     raise AssertionError("unreachable")  # the loop always returns
 

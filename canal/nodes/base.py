@@ -19,6 +19,8 @@ from langgraph.types import Command, interrupt
 SUBMIT = "submit"
 ABORT = "abort"
 RECOVER_SUFFIX = ".recover"
+COMPENSATE = "abort.compensate"  # not a step id: step ids have no '.'
+
 
 
 def submit(data: dict[str, Any]) -> dict[str, Any]:
@@ -51,8 +53,10 @@ def go_to(next_id: str | None, update: dict[str, Any]) -> Command:
 
 
 def aborted(step_id: str) -> Command:
-    return Command(goto=END, update={"status": "aborted", "cursor": step_id,
-                                     "log": [entry("abort", step_id)]})
+    """Abort at ``step_id``: the run is finished; compensations run next."""
+    return Command(goto=COMPENSATE, update={"status": "aborted", "cursor": step_id,
+                                            "compensating": True,
+                                            "log": [entry("abort", step_id)]})
 
 
 def is_abort(value: Any) -> bool:

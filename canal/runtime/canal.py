@@ -171,8 +171,9 @@ class Canal(ToolCommands, Retention):
             self.tools.close()
         after = self._values(thread_id)
         new = after.get("log", [])[len(before.get("log", [])):]
-        executed = [{k: v for k, v in e.items() if k not in ("kind", "at")}
-                    for e in new if e["kind"] == "tool"]
+        executed = [{**{k: v for k, v in e.items() if k not in ("kind", "at")},
+                     **({"compensation": True} if e["kind"] == "compensate" else {})}
+                    for e in new if e["kind"] in ("tool", "compensate")]
         return envelope_of(thread_id, spec, after, executed)
 
     # -- operations --------------------------------------------------------------------
@@ -244,6 +245,8 @@ class Canal(ToolCommands, Retention):
         """
         with self._writer(thread_id):
             spec, values = self._run(thread_id)
+            if values.get("compensating"):  # aborted, but its compensations were cut short
+                return self._invoke(spec, thread_id, values)
             self._ensure_open(thread_id, values)
             if not _stopped_mid_step(spec, values):
                 return envelope_of(thread_id, spec, values)

@@ -79,6 +79,8 @@ def envelope_of(thread_id: str, spec: WorkflowSpec, values: Mapping[str, Any],
     whose process died during an automated step."""
     status = values.get("status", "running")
     env = Envelope(thread_id, spec.name, status, executed=list(executed or []))
+    if status == "aborted":
+        env.errors = compensation_errors(values)
     if status in ("completed", "aborted"):
         return env
     step = spec.step(values["cursor"])
@@ -97,6 +99,17 @@ def envelope_of(thread_id: str, spec: WorkflowSpec, values: Mapping[str, Any],
         }
         env.errors = [dict(failure)]
     return env
+
+
+def compensation_errors(values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Failed compensations of an aborted run (and one line if they were cut short)."""
+    errors: list[dict[str, Any]] = [
+        {"step": e["step"], "tool": e["tool"], "error": e["error"], "compensation": True}
+        for e in values.get("log") or [] if e["kind"] == "compensate" and not e["ok"]]
+    if values.get("compensating"):
+        errors.append({"step": values.get("cursor"), "compensation": True,
+                       "error": "the compensations were cut short; canal resume finishes them"})
+    return errors
 
 
 def _instructions(step: StepSpec, values: Mapping[str, Any]) -> str:

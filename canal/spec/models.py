@@ -78,6 +78,14 @@ class AutomationSpec(_Frozen):
     idempotency_key: str | None = Field(default=None, min_length=1)
 
 
+class CompensationSpec(_Frozen):
+    """The call that undoes a completed automated step when its run is aborted; its
+    ``input_mapping`` may reference the step's own result."""
+
+    tool: str = Field(min_length=1)
+    input_mapping: dict[str, Any] = Field(default_factory=dict)
+
+
 class RetrySpec(_Frozen):
     """How often a transient failure (connection, timeout) is retried, and the first pause."""
 
@@ -100,6 +108,7 @@ class StepFrontMatter(_Frozen):
     automation: AutomationSpec | None = None
     retry: RetrySpec | None = None
     timeout: float | None = Field(default=None, gt=0, le=86400)
+    compensate: CompensationSpec | None = None
 
 
 class WorkflowFrontMatter(_Frozen):
@@ -123,6 +132,7 @@ class StepSpec(_Frozen):
     automation: AutomationSpec | None = None
     retry: RetrySpec | None = None
     timeout: float | None = None
+    compensate: CompensationSpec | None = None
 
 
 class WorkflowSpec(_Frozen):

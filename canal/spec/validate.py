@@ -59,13 +59,16 @@ def validate_spec(spec: WorkflowSpec, unreadable: set[str] = frozenset()) -> lis
     by_id = {s.id: s for s in spec.steps}
     for index, step in enumerate(spec.steps):
         earlier = {s.id for s in spec.steps[:index]}
-        texts = [("body", step.body)]
+        texts = [("body", step.body, earlier)]
         if step.automation is not None:
-            texts += [(f"automation.input_mapping.{k}", v)
+            texts += [(f"automation.input_mapping.{k}", v, earlier)
                       for k, v in walk_strings(step.automation.input_mapping)]
-        for key, text in texts:
+        if step.compensate is not None:  # runs after the step: its own result is known
+            texts += [(f"compensate.input_mapping.{k}", v, earlier | {step.id})
+                      for k, v in walk_strings(step.compensate.input_mapping)]
+        for key, text, known in texts:
             for part in scan(text):
-                problem = _check_reference(step, key, part, by_id, earlier, unreadable)
+                problem = _check_reference(step, key, part, by_id, known, unreadable)
                 if problem is not None:
                     problems.append(problem)
     return problems
@@ -90,7 +93,7 @@ def _check_shape(step: StepSpec) -> list[Problem]:
         if step.type == "notification" and step.gate:
             out.append(Problem(step.path, "a notification takes no data; use type: interactive",
                                key="gate"))
-        for key in ("retry", "timeout"):
+        for key in ("retry", "timeout", "compensate"):
             if getattr(step, key) is not None:
                 out.append(Problem(step.path, "only automated steps call tools", key=key))
     return out
@@ -148,7 +151,7 @@ def _check_reference(step: StepSpec, key: str, part: Reference | Malformed,
     if target is None:
         known = ", ".join(by_id) or "none"
         return problem(f"no step {part.step!r} (known: {known})")
-    if target.id == step.id:
+    if target.id == step.id and target.id not in earlier:
         return problem("a step cannot reference itself")
     if part.step not in earlier:
         return problem(f"step {part.step!r} has not run yet at this point "

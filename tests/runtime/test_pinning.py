@@ -62,7 +62,7 @@ def test_a_compatible_migration_moves_the_run(folder, make_canal, recorder):
     assert env.step.instructions == "New summary for role-42."
     log = make_canal().store.saver().get_tuple(
         {"configurable": {"thread_id": "t"}}).checkpoint["channel_values"]["log"]
-    assert [e["kind"] for e in log][:2] == ["migrate", "submit"]
+    assert [e["kind"] for e in log][:3] == ["start", "migrate", "submit"]
 
 
 def test_migration_with_no_change_is_a_no_op(folder, make_canal):

@@ -47,11 +47,11 @@ def test_transient_failures_are_retried_when_safe(workflows, tmp_path):
     assert [t["error"] for t in record["tries"]] == [
         "flaky: ConnectionError: connection reset (1)",
         "flaky: ConnectionError: connection reset (2)"]
-    assert log_of(canal)[0]["tries"] == record["tries"]
+    assert log_of(canal)[1]["tries"] == record["tries"]
 
 
 def test_backoff_doubles(workflows):
-    from canal.nodes.automated import RunContext, _call
+    from canal.nodes.automated import Call, RunContext, _call
     from canal.spec import load_workflow
 
     one_step(workflows, retry={"attempts": 4, "backoff": 0.25}, automation={"idempotent": True})
@@ -60,7 +60,7 @@ def test_backoff_doubles(workflows):
     waits: list[float] = []
     context = RunContext(tools=PythonTools({"flaky": tool}), journal=None, thread_id="t",
                          sleep=waits.append)
-    outcome, tries = _call(step, context, {}, safe=True)
+    outcome, tries = _call(Call.of(step), context, {}, safe=True)
     assert outcome == {"ok": True, "result": {"ok": 4}} and len(tries) == 3
     assert waits == [0.25, 0.5, 1.0]
 

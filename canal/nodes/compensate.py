@@ -1,0 +1,47 @@
+"""Compensation: when a run is aborted, undo its completed steps, newest first.
+
+Every automated step that completed and declares ``compensate: {tool, input_mapping}`` gets
+one call, whose mapping may use the step's own result. Calls go through the call journal
+like any other (key ``<thread>:compensate:<step>``), so a compensation interrupted by a
+crash is finished by ``canal resume`` without being sent twice unless that is safe. Each
+outcome is logged; a failed compensation is reported with the aborted run, never hidden.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from langgraph.graph import END
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from canal.errors import TemplateError
+from canal.nodes.automated import Call, RunContext, journaled
+from canal.nodes.base import entry
+from canal.spec.models import WorkflowSpec
+from canal.spec.templates import resolve, state_lookup
+
+
+def compensate(spec: WorkflowSpec) -> Callable[..., Command]:
+    def node(state: dict[str, Any], runtime: Runtime[RunContext]) -> Command:
+        ctx = runtime.context
+        gate, result = state.get("gate") or {}, state.get("result") or {}
+        log = []
+        for step in reversed(spec.steps):
+            if step.compensate is None or step.id not in result:
+                continue
+            key = f"{ctx.thread_id}:compensate:{step.id}"
+            call = Call(f"compensate:{step.id}", step.compensate.tool, timeout=step.timeout)
+            arguments: Any = None
+            try:
+                arguments = resolve(step.compensate.input_mapping, state_lookup(gate, result))
+            except TemplateError as exc:
+                outcome, how = {"ok": False, "error": exc.message}, {}
+            else:
+                outcome, how = journaled(call, ctx, key, arguments)
+            log.append(entry("compensate", step.id, tool=call.tool, key=key,
+                             arguments=arguments, **how, **outcome))
+        return Command(goto=END, update={"compensating": False, "log": log})
+
+    node.__name__ = "compensate"
+    return node
