@@ -1,7 +1,11 @@
-"""PostgreSQL store: ``PostgresSaver`` and the registry table in the same database.
+"""PostgreSQL store: ``PostgresSaver`` and canal's tables in one database, over a pool.
 
-Connections use ``autocommit=True`` and ``prepare_threshold=0`` as the saver requires; its
-tables and canal's are created on first use.
+Many worker processes, on many machines, can serve the same runs: every table is shared and
+the per-run lock is a session advisory lock, held on a connection taken from the pool for
+the length of the operation (and released by the server if the process dies). Connections
+use ``autocommit=True``, ``prepare_threshold=0`` and dict rows, as the saver requires;
+tables are created on first use. ``?pool_size=N`` in the URL sets the pool's size
+(default 4); the other query parameters go to libpq.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from typing import Any, Iterator
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from canal.checkpoints import RunRecord, conflict
 from canal.errors import ConfigError
@@ -24,136 +29,145 @@ _TABLES = (
 )
 
 
+def _split_pool_size(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query)
+    sizes = [v for k, v in query if k == "pool_size"]
+    rest = urlencode([(k, v) for k, v in query if k != "pool_size"])
+    try:
+        size = int(sizes[-1]) if sizes else 4
+    except ValueError as exc:
+        raise ConfigError("pool_size in the PostgreSQL URL must be a whole number") from exc
+    if not 1 <= size <= 100:
+        raise ConfigError("pool_size in the PostgreSQL URL must be from 1 to 100")
+    return urlunsplit(parts._replace(query=rest)), size
+
+
 class PostgresStore:
     def __init__(self, url: str) -> None:
-        self.url = url
-        self._conn: Any = None
+        self.url, self.pool_size = _split_pool_size(url)
+        self._pool: Any = None
         self._saver: Any = None
         self._held: set[str] = set()
 
-    def _connect(self) -> Any:
-        if self._conn is None:
+    def _connections(self) -> Any:
+        if self._pool is None:
             try:
                 import psycopg
+                from psycopg.rows import dict_row
+                from psycopg_pool import ConnectionPool, PoolTimeout
             except ImportError as exc:
                 raise ConfigError("PostgreSQL needs the extra: pip install 'canal[postgres]'") from exc
+            pool = ConnectionPool(self.url, min_size=1, max_size=self.pool_size, open=False,
+                                  kwargs={"autocommit": True, "prepare_threshold": 0,
+                                          "row_factory": dict_row})
             try:
-                self._conn = psycopg.connect(self.url, autocommit=True, prepare_threshold=0)
-                for table in _TABLES:
-                    self._conn.execute(table)
-            except psycopg.Error as exc:
+                pool.open(wait=True, timeout=10)
+                with pool.connection() as conn:
+                    for table in _TABLES:
+                        conn.execute(table)
+            except (PoolTimeout, psycopg.Error) as exc:
+                pool.close()
                 raise ConfigError(f"cannot connect to PostgreSQL: {exc}") from exc
-        return self._conn
+            self._pool = pool
+        return self._pool
+
+    def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        with self._connections().connection() as conn:
+            cursor = conn.execute(sql, params)
+            return cursor.fetchall() if cursor.description else [{"rowcount": cursor.rowcount}]
 
     def saver(self) -> Any:
         if self._saver is None:
             from langgraph.checkpoint.postgres import PostgresSaver
-            from psycopg.rows import dict_row
 
-            conn = self._connect()
-            conn.row_factory = dict_row
-            self._saver = PostgresSaver(conn)
+            self._saver = PostgresSaver(self._connections())
             self._saver.setup()
         return self._saver
 
     def register(self, thread_id: str, workflow: str, created_at: str) -> bool:
-        cursor = self._connect().execute(
-            "INSERT INTO canal_runs VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-            (thread_id, workflow, created_at),
-        )
-        return cursor.rowcount == 1
+        done = self._execute("INSERT INTO canal_runs VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                             (thread_id, workflow, created_at))
+        return done[0]["rowcount"] == 1
 
     def lookup(self, thread_id: str) -> RunRecord | None:
-        row = self._connect().cursor().execute(
-            "SELECT thread_id, workflow, created_at FROM canal_runs WHERE thread_id = %s",
-            (thread_id,),
-        ).fetchone()
-        return _record(row) if row else None
+        rows = self._execute("SELECT thread_id, workflow, created_at FROM canal_runs "
+                             "WHERE thread_id = %s", (thread_id,))
+        return _record(rows[0]) if rows else None
 
     def records(self) -> list[RunRecord]:
-        rows = self._connect().cursor().execute(
-            "SELECT thread_id, workflow, created_at FROM canal_runs ORDER BY created_at, thread_id"
-        ).fetchall()
+        rows = self._execute("SELECT thread_id, workflow, created_at FROM canal_runs "
+                             "ORDER BY created_at, thread_id")
         return [_record(row) for row in rows]
 
     def save_definition(self, digest: str, workflow: str, files: dict[str, str]) -> None:
-        self._connect().execute(
-            "INSERT INTO canal_definitions VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-            (digest, workflow, json.dumps(files)))
+        self._execute("INSERT INTO canal_definitions VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                      (digest, workflow, json.dumps(files)))
 
     def definition(self, digest: str) -> dict[str, str] | None:
-        row = self._connect().cursor().execute(
-            "SELECT files FROM canal_definitions WHERE digest = %s", (digest,)).fetchone()
-        if row is None:
-            return None
-        files = row["files"] if isinstance(row, dict) else row[0]
-        return json.loads(files) if isinstance(files, str) else files
+        rows = self._execute("SELECT files FROM canal_definitions WHERE digest = %s", (digest,))
+        return _json(rows[0]["files"]) if rows else None
 
     def call_started(self, thread_id: str, key: str, step: str, digest: str) -> None:
-        self._connect().execute(
-            "INSERT INTO canal_calls VALUES (%s, %s, %s, %s, NULL) ON CONFLICT DO NOTHING",
-            (thread_id, key, step, digest))
+        self._execute("INSERT INTO canal_calls VALUES (%s, %s, %s, %s, NULL) "
+                      "ON CONFLICT DO NOTHING", (thread_id, key, step, digest))
 
     def call_finished(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
-        self._connect().execute(
-            "UPDATE canal_calls SET outcome = %s WHERE thread_id = %s AND key = %s",
-            (json.dumps(outcome), thread_id, key))
+        self._execute("UPDATE canal_calls SET outcome = %s WHERE thread_id = %s AND key = %s",
+                      (json.dumps(outcome), thread_id, key))
 
     def call_record(self, thread_id: str, key: str) -> dict[str, Any] | None:
-        row = self._connect().cursor().execute(
-            "SELECT step, digest, outcome FROM canal_calls WHERE thread_id = %s AND key = %s",
-            (thread_id, key)).fetchone()
-        if row is None:
+        rows = self._execute("SELECT step, digest, outcome FROM canal_calls "
+                             "WHERE thread_id = %s AND key = %s", (thread_id, key))
+        if not rows:
             return None
-        step, digest, outcome = (row["step"], row["digest"], row["outcome"]) \
-            if isinstance(row, dict) else row
-        if isinstance(outcome, str):
-            outcome = json.loads(outcome)
-        return {"step": step, "digest": digest, "outcome": outcome}
+        outcome = rows[0]["outcome"]
+        return {"step": rows[0]["step"], "digest": rows[0]["digest"],
+                "outcome": _json(outcome) if outcome is not None else None}
 
     def forget(self, thread_id: str) -> int:
         saver = self.saver()
         count = sum(1 for _ in saver.list({"configurable": {"thread_id": thread_id}}))
         saver.delete_thread(thread_id)
-        conn = self._connect()
-        conn.execute("DELETE FROM canal_runs WHERE thread_id = %s", (thread_id,))
-        conn.execute("DELETE FROM canal_calls WHERE thread_id = %s", (thread_id,))
+        self._execute("DELETE FROM canal_runs WHERE thread_id = %s", (thread_id,))
+        self._execute("DELETE FROM canal_calls WHERE thread_id = %s", (thread_id,))
         return count
 
     def drop_definitions(self, keep: set[str]) -> int:
-        rows = self._connect().cursor().execute("SELECT digest FROM canal_definitions").fetchall()
-        stale = [r["digest"] if isinstance(r, dict) else r[0] for r in rows]
-        stale = [d for d in stale if d not in keep]
+        stale = [r["digest"] for r in self._execute("SELECT digest FROM canal_definitions")
+                 if r["digest"] not in keep]
         for digest in stale:
-            self._connect().execute("DELETE FROM canal_definitions WHERE digest = %s", (digest,))
+            self._execute("DELETE FROM canal_definitions WHERE digest = %s", (digest,))
         return len(stale)
 
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:
-        """A session advisory lock keyed by the thread id: one writer per run across every
-        worker and machine using this database."""
-        conn = self._connect()
+        """A session advisory lock keyed by the thread id, on a connection kept out of the
+        pool until the block ends: one writer per run across every worker and machine."""
         if thread_id in self._held:  # advisory locks nest within a session; canal's do not
             raise conflict(thread_id)
-        row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS ok",
-                           (f"canal:{thread_id}",)).fetchone()
-        if not (row["ok"] if isinstance(row, dict) else row[0]):
-            raise conflict(thread_id)
-        self._held.add(thread_id)
-        try:
-            yield
-        finally:
-            self._held.discard(thread_id)
-            conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
-                         (f"canal:{thread_id}",))
+        key = f"canal:{thread_id}"
+        with self._connections().connection() as conn:
+            row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS ok",
+                               (key,)).fetchone()
+            if not row["ok"]:
+                raise conflict(thread_id)
+            self._held.add(thread_id)
+            try:
+                yield
+            finally:
+                self._held.discard(thread_id)
+                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = self._saver = None
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = self._saver = None
 
 
-def _record(row: Any) -> RunRecord:
-    if isinstance(row, dict):
-        return RunRecord(row["thread_id"], row["workflow"], row["created_at"])
-    return RunRecord(*row)
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _record(row: dict[str, Any]) -> RunRecord:
+    return RunRecord(row["thread_id"], row["workflow"], row["created_at"])

@@ -63,7 +63,7 @@ def start(args: argparse.Namespace) -> dict[str, Any]:
 def advance(args: argparse.Namespace) -> dict[str, Any]:
     data = _gate_data(args)
     with _canal(args) as canal:
-        return canal.advance(args.thread_id, data).to_json()
+        return canal.advance(args.thread_id, data, step=args.step).to_json()
 
 
 def current(args: argparse.Namespace) -> dict[str, Any]:
@@ -188,6 +188,8 @@ def _advance_arguments(parser: argparse.ArgumentParser) -> None:
     _thread(parser)
     parser.add_argument("--gate-data", metavar="JSON", help="the step's data as inline JSON")
     parser.add_argument("--gate-file", metavar="PATH", help="read the data from a file ('-': stdin)")
+    parser.add_argument("--step", metavar="ID",
+                        help="apply only if the run is still at this step (else: stale)")
 
 
 def _run_arguments(parser: argparse.ArgumentParser) -> None:

@@ -30,7 +30,8 @@ from typing import Any, Sequence
 from canal.errors import CanalError, UsageError
 
 READ_ONLY = ("current", "runs", "index", "meta", "graph", "history")
-EXIT_BY_STATUS = {"rejected": 3, "invalid": 5, "failed": 7, "partial": 9, "error": 9}
+EXIT_BY_STATUS = {"rejected": 3, "invalid": 5, "stale": 6, "failed": 7, "partial": 9,
+                  "error": 9}
 
 
 class _Parser(argparse.ArgumentParser):

@@ -195,12 +195,14 @@ class Canal(ToolCommands, Retention):
         with self.store.lock(thread_id):
             return self._invoke(spec, thread_id, {}, start=state)
 
-    def advance(self, thread_id: str, data: Any = None) -> Envelope:
+    def advance(self, thread_id: str, data: Any = None, step: str | None = None) -> Envelope:
         """Submit ``data`` for the current step.
 
         The data is checked against the step's gate first; a rejection returns status
         ``rejected`` and changes nothing. Accepted data is stored and every following
-        automated step runs until the next pause or the end.
+        automated step runs until the next pause or the end. With ``step``, the data is
+        meant for that step only: if the run has moved on (another session or worker
+        advanced it), the answer is status ``stale`` and nothing changes.
         """
         from canal.nodes.base import submit
 
@@ -208,6 +210,12 @@ class Canal(ToolCommands, Retention):
         with self._writer(thread_id):
             spec, values = self._run(thread_id)
             self._ensure_open(thread_id, values)
+            if step is not None and step != values["cursor"]:
+                env = envelope_of(thread_id, spec, values)
+                env.status = "stale"
+                env.errors = [{"field": "", "message": f"the data is for step {step!r} but the "
+                               f"run is at step {values['cursor']!r}; nothing was applied"}]
+                return env
             check = check_gate(gate_of(spec, values), data)
             if not check.accepted:
                 env = envelope_of(thread_id, spec, values)

@@ -256,3 +256,19 @@ def test_data_that_is_not_json_is_refused_before_anything(project, make_canal, r
         with pytest.raises(UsageError, match="the submitted data is not JSON data"):
             canal.advance("t", bad)
     assert checkpoint_count(canal, "t") == before and recorder.calls == []
+
+
+def test_data_for_a_step_the_run_has_left_is_stale(project, make_canal, recorder):
+    canal = make_canal()
+    canal.start("create-project", thread_id="t")
+    canal.advance("t", {"project_name": "p", "host": "a.example.com"},
+                  step="collect-project-info")
+    before = checkpoint_count(canal, "t")
+    env = make_canal().advance("t", {"project_name": "again", "host": "b.example.com"},
+                               step="collect-project-info")
+    assert env.status == "stale" and env.step.id == "summary"
+    assert env.errors == [{"field": "", "message": "the data is for step "
+                           "'collect-project-info' but the run is at step 'summary'; "
+                           "nothing was applied"}]
+    assert checkpoint_count(canal, "t") == before and len(recorder.calls) == 2
+    assert make_canal().advance("t", {}, step="summary").status == "completed"
