@@ -11,6 +11,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -147,3 +148,51 @@ def test_resume_on_a_run_that_did_not_stop_changes_nothing(dying, project):
     thread = dying("start", "create-project").json["thread_id"]
     assert dying("resume", thread).json["status"] == "awaiting_input"
     assert calls(project) == []
+
+
+@pytest.fixture
+def mcp_project(cli, project, toolbox):
+    """The same workflow, its tools served by a real MCP test server that logs every call."""
+    (project / "canal.yaml").unlink()
+    toolbox.add("platform", [
+        {"name": "create_project",
+         "result": {"project": {"id": 42, "name": "billing", "admins": ["root"]}}},
+        {"name": "create_role", "behavior": "slow", "seconds": 4,
+         "result": {"role_id": "role-42"}},
+    ])
+    assert cli("discover").code == 0
+    return toolbox
+
+
+def mcp_calls(toolbox):
+    return [c["tool"] for c in toolbox.calls("platform")]
+
+
+def test_mcp_kill_during_a_call_never_resends_it_without_a_retry(cli, project, mcp_project):
+    thread = cli("start", "create-project").json["thread_id"]
+    proc = subprocess.Popen([sys.executable, "-m", "canal", "advance", thread, "--gate-data",
+                             json.dumps(VALID)], cwd=project, env=cli.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while mcp_calls(mcp_project) != ["create_project", "create_role"]:
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)  # canal dies while the server is inside create_role
+    proc.communicate(timeout=30)
+
+    assert "may or may not have happened" in cli("current", thread).json["errors"][0]["error"]
+    assert cli("resume", thread).json["status"] == "failed"
+    assert mcp_calls(mcp_project) == ["create_project", "create_role"]
+    retried = cli("advance", thread, "--gate-data", '{"action": "retry"}')
+    assert retried.json["status"] == "awaiting_input"
+    assert mcp_calls(mcp_project) == ["create_project", "create_role", "create_role"]
+
+
+def test_mcp_kill_after_a_call_replays_its_outcome(cli, project, mcp_project):
+    thread = cli("start", "create-project").json["thread_id"]
+    killed_advance(cli, project, thread, "after-call:create-role")
+    assert mcp_calls(mcp_project) == ["create_project", "create_role"]
+    resumed = cli("resume", thread)
+    assert resumed.json["status"] == "awaiting_input"
+    assert resumed.json["step"]["instructions"] == "Project 42 has role role-42."
+    assert mcp_calls(mcp_project) == ["create_project", "create_role"]

@@ -8,13 +8,14 @@ rewriting the file. ``tools/list`` pages through ``page_size`` tools at a time.
 Spec::
 
     {"page_size": 2, "tools": [{"name": "add", "description": "...", "inputSchema": {...},
-      "annotations": {...}, "behavior": "echo" | "text" | "plain" | "error" | "crash" | "hang",
-      "result": {...}}]}
+      "annotations": {...}, "behavior": "echo" | "text" | "plain" | "error" | "crash" | "hang"
+      | "slow", "result": {...}, "seconds": 5}]}
 
 Behaviours: ``echo`` returns ``{"tool": name, "arguments": args}`` (plus ``result``) as
 structured content; ``text`` returns ``result`` as JSON text only; ``plain`` returns
 ``result`` as plain text; ``error`` answers ``isError`` with ``result`` as the message;
-``crash`` exits the process mid-call; ``hang`` never answers.
+``crash`` exits the process mid-call; ``hang`` never answers; ``slow`` answers like ``echo``
+after ``seconds``.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ def build(spec_path: Path, name: str) -> Server:
             os._exit(3)
         if behavior == "hang":
             await asyncio.sleep(3600)
+        if behavior == "slow":
+            await asyncio.sleep(entry.get("seconds", 5))
         if behavior == "error":
             return types.CallToolResult(isError=True, content=[
                 types.TextContent(type="text", text=str(result))])
