@@ -102,13 +102,35 @@ class Store(Protocol):
         ...
 
 
+def seal(sealer: Any, outcome: dict[str, Any]) -> str:
+    """A journaled outcome as stored: sealed JSON text (plain JSON without a sealer)."""
+    import json
+
+    text = json.dumps(outcome)
+    return sealer.seal_text(text) if sealer else text
+
+
+def unseal(sealer: Any, stored: Any) -> dict[str, Any]:
+    import json
+
+    if isinstance(stored, dict):
+        return stored
+    if sealer is not None and not stored.lstrip().startswith("{"):
+        stored = sealer.open_text(stored)
+    return json.loads(stored)
+
+
 def conflict(thread_id: str) -> RunConflict:
     return RunConflict(f"run {thread_id!r} is being changed by another process right now; "
                        "nothing was applied, try again when it is done", thread_id=thread_id)
 
 
-def open_store(url: Any) -> Store:
-    """The store for a checkpointer URL or a LangGraph saver object; a bad URL is a ConfigError."""
+def open_store(url: Any, sealer: Any = None) -> Store:
+    """The store for a checkpointer URL or a LangGraph saver object; a bad URL is a ConfigError.
+
+    ``sealer`` (a ``canal.crypto.Sealer``) encrypts checkpoints and journaled outcomes; a
+    saver object passed in keeps the serializer it was made with.
+    """
     if not isinstance(url, str):
         from canal.checkpoints.memory import SaverStore
 
@@ -116,19 +138,19 @@ def open_store(url: Any) -> Store:
     if url in ("memory", "memory:", "memory://"):
         from canal.checkpoints.memory import SaverStore
 
-        return SaverStore()
+        return SaverStore(sealer=sealer)
     if url.startswith(("postgresql://", "postgres://")):
         from canal.checkpoints.postgres import PostgresStore
 
-        return PostgresStore(url)
+        return PostgresStore(url, sealer)
     if url.startswith("sqlite:///"):
         from canal.checkpoints.sqlite import SqliteStore
 
-        return SqliteStore(url[len("sqlite:///"):])
+        return SqliteStore(url[len("sqlite:///"):], sealer)
     if ":" not in url and url.endswith((".db", ".sqlite", ".sqlite3")):
         from canal.checkpoints.sqlite import SqliteStore
 
-        return SqliteStore(url)
+        return SqliteStore(url, sealer)
     raise ConfigError(
         f"checkpointer {url!r} is not a supported URL (use sqlite:///path.db, memory: "
         "or postgresql://...)"

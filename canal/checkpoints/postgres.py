@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from canal.checkpoints import RunRecord, conflict
+from canal.checkpoints import RunRecord, conflict, seal, unseal
 from canal.errors import ConfigError
 
 _TABLES = (
@@ -44,8 +44,9 @@ def _split_pool_size(url: str) -> tuple[str, int]:
 
 
 class PostgresStore:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, sealer: Any = None) -> None:
         self.url, self.pool_size = _split_pool_size(url)
+        self.sealer = sealer
         self._pool: Any = None
         self._saver: Any = None
         self._held: set[str] = set()
@@ -81,7 +82,8 @@ class PostgresStore:
         if self._saver is None:
             from langgraph.checkpoint.postgres import PostgresSaver
 
-            self._saver = PostgresSaver(self._connections())
+            self._saver = PostgresSaver(self._connections(),
+                                        serde=self.sealer.serde() if self.sealer else None)
             self._saver.setup()
         return self._saver
 
@@ -114,7 +116,7 @@ class PostgresStore:
 
     def call_finished(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
         self._execute("UPDATE canal_calls SET outcome = %s WHERE thread_id = %s AND key = %s",
-                      (json.dumps(outcome), thread_id, key))
+                      (json.dumps(seal(self.sealer, outcome)), thread_id, key))
 
     def call_record(self, thread_id: str, key: str) -> dict[str, Any] | None:
         rows = self._execute("SELECT step, digest, outcome FROM canal_calls "
@@ -123,7 +125,7 @@ class PostgresStore:
             return None
         outcome = rows[0]["outcome"]
         return {"step": rows[0]["step"], "digest": rows[0]["digest"],
-                "outcome": _json(outcome) if outcome is not None else None}
+                "outcome": unseal(self.sealer, outcome) if outcome is not None else None}
 
     def forget(self, thread_id: str) -> int:
         saver = self.saver()

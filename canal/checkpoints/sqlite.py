@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from canal.checkpoints import RunRecord, conflict
+from canal.checkpoints import RunRecord, conflict, seal, unseal
 from canal.errors import ConfigError
 
 _TABLES = (
@@ -26,8 +26,9 @@ _TABLES = (
 class SqliteStore:
     """``SqliteSaver`` over one connection; the file is created on the first write only."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, sealer: Any = None) -> None:
         self.path = Path(path)
+        self.sealer = sealer
         self._conn: sqlite3.Connection | None = None
         self._saver: Any = None
 
@@ -51,7 +52,8 @@ class SqliteStore:
         if self._saver is None:
             from langgraph.checkpoint.sqlite import SqliteSaver
 
-            self._saver = SqliteSaver(self._connect(create=True))
+            self._saver = SqliteSaver(self._connect(create=True),
+                                      serde=self.sealer.serde() if self.sealer else None)
         return self._saver
 
     def register(self, thread_id: str, workflow: str, created_at: str) -> bool:
@@ -105,7 +107,7 @@ class SqliteStore:
         assert conn is not None
         with conn:
             conn.execute("UPDATE canal_calls SET outcome = ? WHERE thread_id = ? AND key = ?",
-                         (json.dumps(outcome), thread_id, key))
+                         (seal(self.sealer, outcome), thread_id, key))
 
     def call_record(self, thread_id: str, key: str) -> dict[str, Any] | None:
         conn = self._connect(create=False)
@@ -115,7 +117,7 @@ class SqliteStore:
         if row is None:
             return None
         return {"step": row[0], "digest": row[1],
-                "outcome": json.loads(row[2]) if row[2] is not None else None}
+                "outcome": unseal(self.sealer, row[2]) if row[2] is not None else None}
 
     def forget(self, thread_id: str) -> int:
         saver = self.saver()

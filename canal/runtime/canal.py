@@ -72,7 +72,9 @@ class Canal(ToolCommands, Retention):
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = open_store(self.settings.checkpointer)
+            from canal.crypto import Sealer
+
+            self._store = open_store(self.settings.checkpointer, Sealer(self.settings.home))
         return self._store
 
     def close(self) -> None:

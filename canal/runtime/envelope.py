@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from canal.nodes.gate import ACTION_GATE
+from canal.runtime.redact import redact, secrets_of
 from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
 from canal.spec.templates import render_lenient, state_lookup
 
@@ -49,8 +50,17 @@ class Envelope:
     dropped: list[str] = field(default_factory=list)
     completed: list[dict[str, Any]] | None = None
     definition: dict[str, Any] | None = None
+    secrets: list[Any] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON form, with the run's sensitive values masked. (The attributes keep the
+        real values, for code in this process, as templates do.)"""
+        return redact(self._plain(), self.secrets)
+
+    def __repr__(self) -> str:
+        return f"Envelope({self.to_json()!r})"
+
+    def _plain(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "thread_id": self.thread_id, "workflow": self.workflow, "status": self.status,
             "step": self.step.to_json() if self.step else None,
@@ -78,7 +88,8 @@ def envelope_of(thread_id: str, spec: WorkflowSpec, values: Mapping[str, Any],
     """The envelope of a run whose latest state is ``values``; ``stopped`` explains a run
     whose process died during an automated step."""
     status = values.get("status", "running")
-    env = Envelope(thread_id, spec.name, status, executed=list(executed or []))
+    env = Envelope(thread_id, spec.name, status, executed=list(executed or []),
+                   secrets=secrets_of(spec, values))
     if status == "aborted":
         env.errors = compensation_errors(values)
     if status in ("completed", "aborted"):

@@ -27,9 +27,12 @@ class Retention:
     def history(self, thread_id: str) -> dict[str, Any]:
         """Every transition of a run, oldest first: time, step, kind and what it carried
         (submitted data, tool arguments, results, errors, attempts and tries)."""
-        values = self._values(thread_id)  # type: ignore[attr-defined]
-        return {"status": "ok", "thread_id": thread_id, "workflow": values.get("workflow"),
-                "run_status": values.get("status"), "entries": list(values.get("log") or [])}
+        from canal.runtime.redact import redact, secrets_of
+
+        spec, values = self._run(thread_id)  # type: ignore[attr-defined]
+        return redact({"status": "ok", "thread_id": thread_id, "workflow": values.get("workflow"),
+                       "run_status": values.get("status"),
+                       "entries": list(values.get("log") or [])}, secrets_of(spec, values))
 
     def prune(self, older_than: timedelta, include_waiting: bool = False,
               now: datetime | None = None) -> dict[str, Any]:

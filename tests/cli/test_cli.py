@@ -282,3 +282,34 @@ def test_history_and_prune_from_the_command_line(cli, project):
     assert kept.code == 0 and kept.json["count"] == 0
     assert kept.json["kept_unfinished"] == [thread]
     assert cli("current", thread).code == 0
+
+
+SENSITIVE_STEP = """---
+type: interactive
+gate:
+  schema:
+    project_name: {type: string, required: true}
+    host: {type: string, required: true}
+    password: {type: string, required: true, sensitive: true}
+---
+Ask for the project, its domain and the admin password.
+"""
+
+
+def test_a_secret_never_reaches_any_command_output(cli, project):
+    first = project / "workflows" / "create-project" / "references" / "01-collect-project-info.md"
+    first.write_text(SENSITIVE_STEP)
+    secret = "Very-Secret-Password-42"
+    outputs = []
+    thread = cli("start", "create-project").json["thread_id"]
+    for args in (["advance", thread, "--gate-data", json.dumps({"project_name": secret})],
+                 ["advance", thread, "--gate-data", json.dumps({**VALID, "password": secret})],
+                 ["current", thread], ["history", thread], ["runs"], ["current", thread,
+                                                                      "--pretty"]):
+        result = cli(*args)
+        outputs.append(result.stdout + result.stderr)
+    assert secret not in "".join(outputs[1:])
+    assert '"password": "********"' in outputs[3]
+    for path in (project / ".canal").rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
