@@ -290,6 +290,8 @@ gate:
   schema:
     project_name: {type: string, required: true}
     host: {type: string, required: true}
+    admins: {type: array, default: [root]}
+    quota: {type: integer, default: 10}
     password: {type: string, required: true, sensitive: true}
 ---
 Ask for the project, its domain and the admin password.
