@@ -8,6 +8,7 @@ state folder       ``CANAL_HOME``          ``home``            ``./.canal``
 checkpointer URL   ``CANAL_CHECKPOINTER``  ``checkpointer``    ``sqlite:///<home>/state.db``
 MCP servers file   ``CANAL_MCP_CONFIG``    ``mcp_config``      ``./.mcp.json``
 Python tools       (none)                  ``python_tools``    none
+input limits       (none)                  ``limits``          see ``canal.limits.Limits``
 =================  ======================  ==================  ===============================
 
 ``python_tools`` maps tool names to ``module:function`` import paths; those tools are called
@@ -23,9 +24,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from canal.errors import ConfigError
+from canal.limits import Limits
 
 CONFIG_FILE = "canal.yaml"
-_KEYS = ("workflows", "home", "checkpointer", "mcp_config", "python_tools")
+_KEYS = ("workflows", "home", "checkpointer", "mcp_config", "python_tools", "limits")
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class Settings:
     checkpointer: Any
     mcp_config: Path
     python_tools: Mapping[str, str] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
 
 
 def _file_settings(cwd: Path) -> dict[str, Any]:
@@ -89,4 +92,5 @@ def load_settings(
                           f"sqlite:///{home_dir / 'state.db'}"),
         mcp_config=base / Path(pick(mcp_config, "CANAL_MCP_CONFIG", "mcp_config", ".mcp.json")),
         python_tools=dict(file.get("python_tools", {})),
+        limits=Limits.from_settings(file.get("limits")),
     )

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, Callable
 
 from canal.errors import UsageError
+from canal.limits import parse_json
 
 
 def _canal(args: argparse.Namespace) -> Any:
@@ -17,7 +17,7 @@ def _canal(args: argparse.Namespace) -> Any:
                  mcp_config=args.mcp_config)
 
 
-def _gate_data(args: argparse.Namespace) -> Any:
+def _gate_data(args: argparse.Namespace, limits: Any) -> Any:
     """The submission from --gate-data or --gate-file (``-`` is stdin); none means ``{}``."""
     if args.gate_data is not None and args.gate_file is not None:
         raise UsageError("give --gate-data or --gate-file, not both")
@@ -35,7 +35,7 @@ def _gate_data(args: argparse.Namespace) -> Any:
         source, text = "--gate-data", args.gate_data
     else:
         return {}
-    return _json_option(source, text)
+    return parse_json(text, source, limits)
 
 
 def validate(args: argparse.Namespace) -> dict[str, Any]:
@@ -61,8 +61,8 @@ def start(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def advance(args: argparse.Namespace) -> dict[str, Any]:
-    data = _gate_data(args)
     with _canal(args) as canal:
+        data = _gate_data(args, canal.settings.limits)
         return canal.advance(args.thread_id, data, step=args.step).to_json()
 
 
@@ -132,9 +132,8 @@ def meta(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def call(args: argparse.Namespace) -> dict[str, Any]:
-    arguments = _json_option("--args", args.args)
     with _canal(args) as canal:
-        return canal.call(args.tool, arguments)
+        return canal.call(args.tool, parse_json(args.args, "--args", canal.settings.limits))
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -142,13 +141,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     with _canal(args) as canal:
         return drive(canal, args)
-
-
-def _json_option(option: str, text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{option} is not valid JSON: {exc}") from exc
 
 
 def _no_arguments(parser: argparse.ArgumentParser) -> None:

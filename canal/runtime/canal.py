@@ -14,6 +14,7 @@ from typing import Any
 
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
+from canal.limits import check as check_limits
 from canal.errors import CanalError, RunNotFound, RunStateError, UsageError, WorkflowNotFound
 from canal.nodes.gate import check_gate
 from canal.runtime.envelope import (
@@ -209,6 +210,7 @@ class Canal(ToolCommands, Retention):
         from canal.nodes.base import submit
 
         data = json_plain_data({} if data is None else data)
+        check_limits(data, "the submitted data", self.settings.limits)
         with self._writer(thread_id):
             spec, values = self._run(thread_id)
             self._ensure_open(thread_id, values)

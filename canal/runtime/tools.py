@@ -52,9 +52,13 @@ class ToolCommands:
         from canal.tools.meta import check_arguments, rules_of
         from canal.tools.servers import load_servers
 
+        from canal.limits import check as check_limits
+
         meta = self.tool_cache.get(tool)
+        arguments = json_plain_data(arguments)
+        check_limits(arguments, "the arguments", self.settings.limits)
         check = check_arguments(meta, rules_of(self.tool_cache.rules_text(meta.name)),
-                                json_plain_data(arguments))
+                                arguments)
         out: dict[str, Any] = {"tool": meta.name, "server": meta.server,
                                "missing": check.missing, "errors": check.errors,
                                "dropped": check.dropped}

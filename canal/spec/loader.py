@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from canal.errors import InvalidName, Problem, WorkflowInvalid, WorkflowNotFound
+from canal.limits import MAX_FILE_BYTES, MAX_FRONT_MATTER_BYTES
 from canal.spec.models import (
     STEP_TYPES,
     StepFrontMatter,
@@ -75,7 +76,9 @@ def describe_workflows(root: Path) -> list[tuple[str, str]]:
     for name in list_workflows(root):
         entry = entry_file(root / name)
         assert entry is not None
-        front, _ = _front(entry.name, _decode(entry.name, entry.read_bytes(), []), [])
+        with entry.open("rb") as handle:
+            content = handle.read(MAX_FILE_BYTES + 1)
+        front, _ = _front(entry.name, _decode(entry.name, content, []), [])
         description = (front or {}).get("description", "")
         out.append((name, " ".join(str(description).split())))
     return out
@@ -96,6 +99,9 @@ def _decode(rel: str, content: bytes | None, problems: list[Problem]) -> str | N
     if content is None:
         problems.append(Problem(rel, "cannot read the file"))
         return None
+    if len(content) > MAX_FILE_BYTES:
+        problems.append(Problem(rel, f"the file is larger than {MAX_FILE_BYTES} bytes"))
+        return None
     try:
         return content.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -115,6 +121,10 @@ def _front(rel: str, text: str | None, problems: list[Problem]) -> tuple[dict[st
     if raw is None:
         problems.append(Problem(rel, "no YAML front matter (the file must start with '---')"))
         return None, body
+    if len(raw.encode()) > MAX_FRONT_MATTER_BYTES:
+        problems.append(Problem(rel, f"the front matter is larger than {MAX_FRONT_MATTER_BYTES} "
+                                     "bytes"))
+        return None, body
     try:
         data = yaml.load(raw, Loader=_StrictLoader) if raw.strip() else {}
     except yaml.YAMLError as exc:
@@ -133,6 +143,14 @@ class _StrictLoader(yaml.SafeLoader):
 
     The pure-Python loader, not libyaml's: its messages are the same on every install.
     """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        # Anchors and aliases can make a few bytes expand into gigabytes: not allowed.
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed",
+                                              event.start_mark)
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -194,7 +212,8 @@ def workflow_files(folder: Path) -> dict[str, bytes | None]:
         paths += sorted(p for p in refs.iterdir() if p.is_file() and STEP_FILE.match(p.name))
     for path in paths:
         try:
-            out[path.relative_to(folder).as_posix()] = path.read_bytes()
+            with path.open("rb") as handle:  # bounded: an oversize file is reported, not read
+                out[path.relative_to(folder).as_posix()] = handle.read(MAX_FILE_BYTES + 1)
         except OSError:
             out[path.relative_to(folder).as_posix()] = None
     return out
