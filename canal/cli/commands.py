@@ -133,7 +133,8 @@ def meta(args: argparse.Namespace) -> dict[str, Any]:
 
 def call(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
-        return canal.call(args.tool, parse_json(args.args, "--args", canal.settings.limits))
+        return canal.call(args.tool, parse_json(args.args, "--args", canal.settings.limits),
+                          confirm=args.confirm)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -161,6 +162,8 @@ def _meta_arguments(parser: argparse.ArgumentParser) -> None:
 def _call_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tool", help="tool name (as in the index)")
     parser.add_argument("--args", default="{}", metavar="JSON", help="the arguments as JSON")
+    parser.add_argument("--confirm", action="store_true",
+                        help="go ahead with a tool whose server marks it destructive")
 
 
 def _workflow(parser: argparse.ArgumentParser) -> None:

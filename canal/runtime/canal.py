@@ -168,7 +168,12 @@ class Canal(ToolCommands, Retention):
         try:
             if rewrite is not None:
                 graph.update_state(config, rewrite[0], as_node=rewrite[1])
-            context = RunContext(tools=self.tools, journal=self.store, thread_id=thread_id)
+            tools: Any = self.tools
+            if spec.servers is not None:
+                from canal.tools.routed import FencedTools
+
+                tools = FencedTools(self.tools, spec.servers, spec.name)
+            context = RunContext(tools=tools, journal=self.store, thread_id=thread_id)
             graph.invoke(graph_input, config, context=context, durability="sync")
         finally:
             self.tools.close()

@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from canal.config import Settings
+from canal.errors import UsageError
 from canal.tools.cache import ToolCache
+
+
+class NeedsConfirmation(UsageError):
+    code = "needs_confirmation"
 
 
 class ToolCommands:
@@ -45,8 +50,12 @@ class ToolCommands:
         meta = self.tool_cache.get(tool)
         return describe(meta, rules_of(self.tool_cache.rules_text(meta.name)), required_only)
 
-    def call(self, tool: str, arguments: Any) -> dict[str, Any]:
-        """One tool call, checked against the tool's metadata before anything is sent."""
+    def call(self, tool: str, arguments: Any, confirm: bool = False) -> dict[str, Any]:
+        """One tool call, checked against the tool's metadata before anything is sent.
+
+        A tool whose annotations say ``destructiveHint: true`` is called only with
+        ``confirm=True`` (``--confirm``); a tool without annotations is not destructive.
+        """
         from canal.runtime.canal import json_plain_data
         from canal.tools.mcp import McpConnections
         from canal.tools.meta import check_arguments, rules_of
@@ -55,6 +64,10 @@ class ToolCommands:
         from canal.limits import check as check_limits
 
         meta = self.tool_cache.get(tool)
+        if meta.annotations.get("destructiveHint") is True and not confirm:
+            raise NeedsConfirmation(
+                f"{meta.name} is destructive (its server says destructiveHint); nothing was "
+                "sent: call it again with --confirm to go ahead", tool=meta.name)
         arguments = json_plain_data(arguments)
         check_limits(arguments, "the arguments", self.settings.limits)
         check = check_arguments(meta, rules_of(self.tool_cache.rules_text(meta.name)),

@@ -276,6 +276,7 @@ def parse_files(name: str, files: Files,
     spec = WorkflowSpec(
         name=name, description=meta.description if meta else "",
         version=meta.version if meta else None,
+        tools=meta.tools if meta else None, servers=meta.servers if meta else None,
         path=path, entry=entry, body=body.strip(),
         digest=digest_of(files), steps=tuple(steps),
     )

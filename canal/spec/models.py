@@ -112,11 +112,14 @@ class StepFrontMatter(_Frozen):
 
 
 class WorkflowFrontMatter(_Frozen):
-    """The front matter of ``WorkFlow.md`` (or ``SKILL.md``)."""
+    """The front matter of ``WorkFlow.md`` (or ``SKILL.md``). ``tools`` and ``servers``, when
+    given, are allow-lists: least privilege for what the workflow's steps may call."""
 
     name: str
     description: str = ""
     version: str | int | float | None = None
+    tools: tuple[str, ...] | None = None
+    servers: tuple[str, ...] | None = None
 
 
 class StepSpec(_Frozen):
@@ -146,6 +149,8 @@ class WorkflowSpec(_Frozen):
     steps: tuple[StepSpec, ...]
     body: str = ""
     version: str | int | float | None = None
+    tools: tuple[str, ...] | None = None     # the only tools its steps may call
+    servers: tuple[str, ...] | None = None   # the only MCP servers its tools may live on
 
     def step(self, step_id: str) -> StepSpec:
         for step in self.steps:

@@ -56,6 +56,7 @@ def validate_spec(spec: WorkflowSpec, unreadable: set[str] = frozenset()) -> lis
         problems.extend(_check_shape(step))
         for name, field in step.gate.items():
             problems.extend(_check_field(step, name, field))
+    problems.extend(_check_allowed_tools(spec))
     by_id = {s.id: s for s in spec.steps}
     for index, step in enumerate(spec.steps):
         earlier = {s.id for s in spec.steps[:index]}
@@ -72,6 +73,22 @@ def validate_spec(spec: WorkflowSpec, unreadable: set[str] = frozenset()) -> lis
                 if problem is not None:
                     problems.append(problem)
     return problems
+
+
+def _check_allowed_tools(spec: WorkflowSpec) -> list[Problem]:
+    """Every tool a step calls must be on the workflow's ``tools`` list, when it has one."""
+    if spec.tools is None:
+        return []
+    allowed = ", ".join(spec.tools) or "none"
+    out = []
+    for step in spec.steps:
+        calls = [("automation.tool", step.automation.tool if step.automation else None),
+                 ("compensate.tool", step.compensate.tool if step.compensate else None)]
+        for key, tool in calls:
+            if tool is not None and tool not in spec.tools:
+                out.append(Problem(step.path, f"not among the tools {spec.entry} allows "
+                                              f"({allowed})", key=key, text=tool))
+    return out
 
 
 def _slug(path: str) -> str:

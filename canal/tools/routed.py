@@ -45,6 +45,15 @@ class RoutedTools:
             raise ToolError(exc.message, tool=tool) from exc
         return self.connections().call(meta.server, meta.tool, arguments, timeout)
 
+    def server_of(self, tool: str) -> str | None:
+        """The MCP server that serves ``tool`` (None for a Python tool or an unknown one)."""
+        if tool in self.python:
+            return None
+        try:
+            return self.cache.get(tool).server
+        except NotFound:
+            return None
+
     def safe_to_repeat(self, tool: str) -> bool:
         """MCP's ``readOnlyHint`` or ``idempotentHint`` (explicitly true) in the cache."""
         if tool in self.python:
@@ -59,3 +68,27 @@ class RoutedTools:
         if self._mcp is not None:
             self._mcp.close()
             self._mcp = None
+
+
+class FencedTools:
+    """A client that refuses tools living on servers a workflow did not allow.
+
+    Python tools (configured by whoever runs canal) are not on a server and pass.
+    """
+
+    def __init__(self, inner: Any, servers: tuple[str, ...], workflow: str) -> None:
+        self.inner, self.servers, self.workflow = inner, servers, workflow
+
+    def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
+        server = getattr(self.inner, "server_of", lambda _tool: None)(tool)
+        if server is not None and server not in self.servers:
+            raise ToolError(f"{tool} is served by {server!r}, which workflow "
+                            f"{self.workflow!r} may not use (servers: "
+                            f"{', '.join(self.servers) or 'none'})", tool=tool)
+        return self.inner.call(tool, arguments, timeout)
+
+    def safe_to_repeat(self, tool: str) -> bool:
+        return self.inner.safe_to_repeat(tool)
+
+    def close(self) -> None:
+        self.inner.close()

@@ -197,3 +197,20 @@ def test_read_only_tool_commands_import_no_engine_and_no_mcp(platform):
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_a_destructive_tool_needs_confirm(platform):
+    platform("discover")
+    platform("call", "create_project", "--args", json.dumps(
+        {"name": "doomed", "host": "doomed.example.com", "auth_mode": 0, "admins": "a"}))
+    refused = platform("call", "delete_project", "--args", '{"project_id": 1}')
+    assert refused.code == 2 and refused.json["error"]["code"] == "needs_confirmation"
+    assert refused.json["error"]["message"] == (
+        "delete_project is destructive (its server says destructiveHint); nothing was sent: "
+        "call it again with --confirm to go ahead")
+    assert platform("call", "get_project", "--args", '{"project_id": 1}').code == 0
+    done = platform("call", "delete_project", "--args", '{"project_id": 1}', "--confirm")
+    assert done.code == 0 and done.json["result"] == {"deleted": 1}
+    # create_project says destructiveHint: false, list_projects says nothing about it:
+    # neither needs --confirm
+    assert platform("call", "list_projects").json["result"] == {"projects": []}
