@@ -13,7 +13,8 @@ from langgraph.graph import END, START, StateGraph
 
 from canal.graphs.state import RunState
 from canal.nodes.automated import RunContext, automated, recovery
-from canal.nodes.base import COMPENSATE, recovery_node
+from canal.nodes.base import COMPENSATE, call_node, recovery_node
+from canal.nodes.confirmation import confirmation
 from canal.nodes.compensate import compensate
 from canal.nodes.interactive import interactive
 from canal.nodes.notification import notification
@@ -23,14 +24,22 @@ from canal.spec.models import WorkflowSpec
 FACTORIES = {"interactive": interactive, "automated": automated, "notification": notification}
 
 
-def build_graph(spec: WorkflowSpec) -> StateGraph:
-    """The uncompiled graph of ``spec`` (steps in file order)."""
+def build_graph(spec: WorkflowSpec, confirm: frozenset[str] = frozenset()) -> StateGraph:
+    """The uncompiled graph of ``spec`` (steps in file order); steps in ``confirm`` get a
+    confirmation node under their name, in front of ``<id>.call``."""
     builder = StateGraph(RunState, context_schema=RunContext)
     for step in spec.steps:
         next_id = spec.next_id(step.id)
         after = next_id or END
         node = FACTORIES[step.type](step, next_id)
-        if step.type == "automated":
+        if step.type == "automated" and step.id in confirm:
+            builder.add_node(step.id, confirmation(step), destinations=(
+                call_node(step.id), recovery_node(step.id), COMPENSATE))
+            builder.add_node(call_node(step.id), node,
+                             destinations=(after, recovery_node(step.id)))
+            builder.add_node(recovery_node(step.id), recovery(step, next_id),
+                             destinations=tuple(dict.fromkeys((step.id, after, COMPENSATE))))
+        elif step.type == "automated":
             builder.add_node(step.id, node, destinations=(after, recovery_node(step.id)))
             builder.add_node(recovery_node(step.id), recovery(step, next_id),
                              destinations=tuple(dict.fromkeys((step.id, after, COMPENSATE))))
@@ -42,6 +51,7 @@ def build_graph(spec: WorkflowSpec) -> StateGraph:
     return builder
 
 
-def compile_graph(spec: WorkflowSpec, checkpointer: Any = None) -> Any:
-    """``build_graph(spec)`` compiled with ``checkpointer`` (None for a served graph)."""
-    return build_graph(spec).compile(checkpointer=checkpointer, name=spec.name)
+def compile_graph(spec: WorkflowSpec, checkpointer: Any = None,
+                  confirm: frozenset[str] = frozenset()) -> Any:
+    """``build_graph(spec, confirm)`` compiled with ``checkpointer`` (None for a served graph)."""
+    return build_graph(spec, confirm).compile(checkpointer=checkpointer, name=spec.name)

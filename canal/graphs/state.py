@@ -22,12 +22,17 @@ class RunState(TypedDict, total=False):
     attempts: Annotated[dict[str, int], merge]      # step id -> attempt number (retry answers)
     approved: Annotated[dict[str, str], merge]      # step id -> call key a person chose to resend
     compensating: bool                              # aborted, compensations not all done yet
+    thread_id: str                                  # the run's own thread id
+    confirm_steps: list[str]                        # steps asking for confirmation, fixed at start
+    confirmed: Annotated[dict[str, int], merge]     # step id -> attempt that was confirmed
     log: Annotated[list[dict[str, Any]], operator.add]  # every transition, in order
 
 
-def initial_state(workflow: str, digest: str, first_step: str) -> RunState:
+def initial_state(workflow: str, digest: str, first_step: str, thread_id: str,
+                  confirm_steps: list[str]) -> RunState:
     from canal.nodes.base import entry
 
     return RunState(workflow=workflow, digest=digest, status="running", cursor=first_step,
                     gate={}, result={}, failure=None, attempts={}, approved={},
+                    thread_id=thread_id, confirm_steps=confirm_steps, confirmed={},
                     log=[entry("start", None, workflow=workflow, digest=digest)])

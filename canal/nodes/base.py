@@ -31,6 +31,15 @@ def abort_request() -> dict[str, Any]:
     return {"kind": ABORT}
 
 
+CALL_SUFFIX = ".call"
+
+
+def call_node(step_id: str) -> str:
+    """The name of an automated step's calling node when a confirmation node stands in
+    front of it under the step's own name."""
+    return step_id + CALL_SUFFIX
+
+
 def recovery_node(step_id: str) -> str:
     """The name of the node that parks a failed automated step."""
     return step_id + RECOVER_SUFFIX

@@ -24,6 +24,12 @@ ACTION_GATE: dict[str, FieldSpec] = {
 }
 
 
+CONFIRM_GATE: dict[str, FieldSpec] = {
+    "confirm": FieldSpec(type="boolean", required=True,
+                         desc="true to make the call shown in 'call', false to stop before it"),
+}
+
+
 def check_gate(schema: Mapping[str, FieldSpec], submitted: Any) -> Checked:
     """Check ``submitted`` against ``schema``; never raises for any JSON value."""
     check = Checked()

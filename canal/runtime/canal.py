@@ -19,6 +19,7 @@ from canal.errors import CanalError, RunNotFound, RunStateError, UsageError, Wor
 from canal.nodes.gate import check_gate
 from canal.runtime.envelope import (
     Envelope,
+    awaiting_confirmation,
     completed_steps,
     envelope_of,
     gate_of,
@@ -145,7 +146,8 @@ class Canal(ToolCommands, Retention):
         return folder, workflow_files(folder)
 
     def _invoke(self, spec: WorkflowSpec, thread_id: str, before: dict[str, Any], *,
-                start: Any = None, resume: Any = None, rewrite: Any = None) -> Envelope:
+                start: Any = None, resume: Any = None, rewrite: Any = None,
+                confirm: list[str] | None = None) -> Envelope:
         """Run the graph until it pauses or ends; return the envelope with this call's tools.
 
         Exactly one of: ``start`` (the initial state), ``resume`` (the value for the pending
@@ -158,9 +160,13 @@ class Canal(ToolCommands, Retention):
         from canal.graphs.compile import compile_graph
         from canal.nodes.automated import RunContext
 
-        graph = self._graphs.get(spec.digest)
+        if confirm is None:
+            confirm = (start or before).get("confirm_steps") or []
+        cache_key = f"{spec.digest}|{','.join(sorted(confirm))}"
+        graph = self._graphs.get(cache_key)
         if graph is None:
-            graph = self._graphs[spec.digest] = compile_graph(spec, self.store.saver())
+            graph = self._graphs[cache_key] = compile_graph(spec, self.store.saver(),
+                                                            frozenset(confirm))
         config = self._config(thread_id)
         graph_input = start
         if resume is not None:
@@ -199,7 +205,8 @@ class Canal(ToolCommands, Retention):
             raise RunStateError(f"thread id {thread_id!r} is already taken", thread_id=thread_id)
         self.store.save_definition(spec.digest, spec.name,
                                    {k: v.decode() for k, v in files.items() if v is not None})
-        state = initial_state(spec.name, spec.digest, spec.steps[0].id)
+        state = initial_state(spec.name, spec.digest, spec.steps[0].id, thread_id,
+                              self._confirm_steps(spec))
         with self.store.lock(thread_id):
             return self._invoke(spec, thread_id, {}, start=state)
 
@@ -269,6 +276,13 @@ class Canal(ToolCommands, Retention):
                 return envelope_of(thread_id, spec, values)
             return self._invoke(spec, thread_id, values)
 
+    def _confirm_steps(self, spec: WorkflowSpec) -> list[str]:
+        """Automated steps that ask for confirmation: ``confirm: true``, or a tool whose MCP
+        annotations explicitly say ``destructiveHint: true`` (unless ``confirm: false``)."""
+        destructive = getattr(self.tools, "destructive", lambda _tool: False)
+        return [s.id for s in spec.steps if s.automation is not None and (
+            s.confirm is True or (s.confirm is None and destructive(s.automation.tool)))]
+
     def _stopped(self, thread_id: str, spec: WorkflowSpec, values: dict[str, Any]) -> str:
         """Why a run that stopped mid-step stands where it does, from the call journal."""
         from canal.nodes.keys import call_key
@@ -320,9 +334,11 @@ class Canal(ToolCommands, Retention):
                                        {k: v.decode() for k, v in files.items() if v})
             cursor = values["cursor"]
             waiting = recovery_node(cursor) if values.get("status") == "failed" else cursor
-            move = Command(goto=waiting, update={"digest": new.digest, "log": [
-                entry("migrate", cursor, **{"from": old.digest, "to": new.digest})]})
-            self._invoke(new, thread_id, values, rewrite=(move, waiting))
+            confirm = self._confirm_steps(new)
+            move = Command(goto=waiting, update={"digest": new.digest, "confirm_steps": confirm,
+                                                 "log": [entry("migrate", cursor, **{
+                                                     "from": old.digest, "to": new.digest})]})
+            self._invoke(new, thread_id, values, rewrite=(move, waiting), confirm=confirm)
         return self.current(thread_id)
 
     def abort(self, thread_id: str) -> Envelope:
@@ -403,9 +419,11 @@ class Canal(ToolCommands, Retention):
 
 
 def _stopped_mid_step(spec: WorkflowSpec, values: dict[str, Any]) -> bool:
-    """The latest checkpoint sits before an automated step that never finished."""
+    """The latest checkpoint sits before an automated step that never finished (and is not
+    simply waiting for its confirmation)."""
     return (values.get("status") == "running"
-            and spec.step(values["cursor"]).type == "automated")
+            and spec.step(values["cursor"]).type == "automated"
+            and not awaiting_confirmation(values))
 
 
 def json_plain_data(data: Any) -> Any:

@@ -7,13 +7,14 @@ Only the latest checkpoint's values and the workflow spec are needed, so read-on
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from canal.nodes.gate import ACTION_GATE
+from canal.nodes.gate import ACTION_GATE, CONFIRM_GATE
 from canal.runtime.redact import redact, secrets_of
 from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
-from canal.spec.templates import render_lenient, state_lookup
+from canal.errors import TemplateError
+from canal.spec.templates import render_lenient, resolve, state_lookup
 
 STATUSES = ("awaiting_input", "completed", "failed", "aborted", "rejected", "stale")
 IN_FLIGHT = ("the run stopped while this step was running; the call may or may not have "
@@ -29,10 +30,11 @@ class StepView:
     instructions: str
     gate: dict[str, Any]
     title: str | None = None
+    call: dict[str, Any] | None = None   # the call awaiting confirmation: tool, arguments
 
     def to_json(self) -> dict[str, Any]:
         data = {"id": self.id, "type": self.type, "title": self.title,
-                "instructions": self.instructions, "gate": self.gate}
+                "instructions": self.instructions, "gate": self.gate, "call": self.call}
         return {k: v for k, v in data.items() if v is not None}
 
 
@@ -74,9 +76,19 @@ class Envelope:
         return data
 
 
+def awaiting_confirmation(values: Mapping[str, Any]) -> bool:
+    """The run waits for a person to confirm the call of the step it is at."""
+    cursor = values.get("cursor")
+    attempt = (values.get("attempts") or {}).get(cursor, 0)
+    return (values.get("status") == "running" and cursor in (values.get("confirm_steps") or [])
+            and (values.get("confirmed") or {}).get(cursor) != attempt)
+
+
 def gate_of(spec: WorkflowSpec, values: Mapping[str, Any]) -> dict[str, FieldSpec]:
     """The gate a submission to this run must pass right now."""
     step = spec.step(values["cursor"])
+    if awaiting_confirmation(values):
+        return CONFIRM_GATE
     if values.get("status") == "failed" or step.type == "automated":
         return ACTION_GATE
     return step.gate if step.type == "interactive" else {}
@@ -95,14 +107,21 @@ def envelope_of(thread_id: str, spec: WorkflowSpec, values: Mapping[str, Any],
     if status in ("completed", "aborted"):
         return env
     step = spec.step(values["cursor"])
-    failed = status == "failed" or step.type == "automated"
+    confirming = awaiting_confirmation(values)
+    failed = not confirming and (status == "failed" or step.type == "automated")
     env.status = "failed" if failed else "awaiting_input"
     gate = gate_of(spec, values)
     env.step = StepView(
         id=step.id, type=step.type, title=step.title,
         instructions=_instructions(step, values),
         gate={name: f.to_json() for name, f in gate.items()},
+        call=_pending_call(step, values) if confirming else None,
     )
+    if confirming:
+        env.step = replace(env.step, instructions=(
+            f"canal is about to call {step.automation.tool} with the arguments in 'call'. "  # type: ignore[union-attr]
+            "Show them to the user; submit {\"confirm\": true} to go ahead or "
+            "{\"confirm\": false} to stop here.\n\n" + env.step.instructions).strip())
     if failed:
         failure = values.get("failure") or {
             "step": step.id, "tool": step.automation.tool if step.automation else None,
@@ -121,6 +140,16 @@ def compensation_errors(values: Mapping[str, Any]) -> list[dict[str, Any]]:
         errors.append({"step": values.get("cursor"), "compensation": True,
                        "error": "the compensations were cut short; canal resume finishes them"})
     return errors
+
+
+def _pending_call(step: StepSpec, values: Mapping[str, Any]) -> dict[str, Any]:
+    assert step.automation is not None
+    lookup = state_lookup(values.get("gate") or {}, values.get("result") or {})
+    try:
+        arguments: Any = resolve(step.automation.input_mapping, lookup)
+    except TemplateError as exc:
+        arguments = {"error": exc.message}
+    return {"tool": step.automation.tool, "arguments": arguments}
 
 
 def _instructions(step: StepSpec, values: Mapping[str, Any]) -> str:

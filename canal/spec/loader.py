@@ -312,5 +312,5 @@ def _read_step(rel: str, content: bytes | None, problems: list[Problem],
         body=body.strip(), title=front.title,
         gate=dict(front.gate.schema_) if front.gate else {},
         automation=front.automation, retry=front.retry, timeout=front.timeout,
-        compensate=front.compensate,
+        compensate=front.compensate, confirm=front.confirm,
     )

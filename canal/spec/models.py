@@ -109,6 +109,7 @@ class StepFrontMatter(_Frozen):
     retry: RetrySpec | None = None
     timeout: float | None = Field(default=None, gt=0, le=86400)
     compensate: CompensationSpec | None = None
+    confirm: bool | None = None
 
 
 class WorkflowFrontMatter(_Frozen):
@@ -136,6 +137,7 @@ class StepSpec(_Frozen):
     retry: RetrySpec | None = None
     timeout: float | None = None
     compensate: CompensationSpec | None = None
+    confirm: bool | None = None    # None: ask only when the tool is marked destructive
 
 
 class WorkflowSpec(_Frozen):

@@ -110,7 +110,7 @@ def _check_shape(step: StepSpec) -> list[Problem]:
         if step.type == "notification" and step.gate:
             out.append(Problem(step.path, "a notification takes no data; use type: interactive",
                                key="gate"))
-        for key in ("retry", "timeout", "compensate"):
+        for key in ("retry", "timeout", "compensate", "confirm"):
             if getattr(step, key) is not None:
                 out.append(Problem(step.path, "only automated steps call tools", key=key))
     return out

@@ -45,6 +45,15 @@ class RoutedTools:
             raise ToolError(exc.message, tool=tool) from exc
         return self.connections().call(meta.server, meta.tool, arguments, timeout)
 
+    def destructive(self, tool: str) -> bool:
+        """MCP's ``destructiveHint`` explicitly true in the cache (absent is not destructive)."""
+        if tool in self.python:
+            return False
+        try:
+            return self.cache.get(tool).annotations.get("destructiveHint") is True
+        except NotFound:
+            return False
+
     def server_of(self, tool: str) -> str | None:
         """The MCP server that serves ``tool`` (None for a Python tool or an unknown one)."""
         if tool in self.python:
