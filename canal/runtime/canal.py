@@ -180,7 +180,8 @@ class Canal(ToolCommands, Retention):
 
                 tools = FencedTools(self.tools, spec.servers, spec.name)
             context = RunContext(tools=tools, journal=self.store, thread_id=thread_id)
-            graph.invoke(graph_input, config, context=context, durability="sync")
+            with _untraced_if_sensitive(spec):
+                graph.invoke(graph_input, config, context=context, durability="sync")
         finally:
             self.tools.close()
         after = self._values(thread_id)
@@ -416,6 +417,18 @@ class Canal(ToolCommands, Retention):
         if action == "skip":
             return go_to(spec.next_id(step_id), {"log": log}), step_id
         return aborted(step_id), step_id
+
+
+def _untraced_if_sensitive(spec: WorkflowSpec) -> Any:
+    """No LangSmith tracing for a workflow with sensitive fields: a trace carries the whole
+    state, secrets included. Other workflows trace as the environment says."""
+    import contextlib
+
+    if not any(f.sensitive for step in spec.steps for f in step.gate.values()):
+        return contextlib.nullcontext()
+    from langsmith.run_helpers import tracing_context
+
+    return tracing_context(enabled=False)
 
 
 def _stopped_mid_step(spec: WorkflowSpec, values: dict[str, Any]) -> bool:
