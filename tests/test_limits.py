@@ -10,7 +10,7 @@ import pytest
 from canal import Canal, ConfigError, PythonTools
 from canal.limits import LimitExceeded
 from canal.spec import check_workflow
-from tests.conftest import Cli, project_steps, write_workflow
+from tests.conftest import project_steps, write_workflow
 
 
 @pytest.fixture

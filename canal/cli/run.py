@@ -94,7 +94,7 @@ def ask_field(name: str, field: dict[str, Any], ask: Ask) -> tuple[bool, Any]:
             say(f"  not a {field['type']}: {exc}")
             continue
         if choices and value not in choices:
-            say(f"  not one of the choices")
+            say("  not one of the choices")
             continue
         return True, value
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Cli, tool_calls, write_workflow
+from tests.conftest import tool_calls, write_workflow
 
 VALID = {"project_name": "billing", "host": "billing.example.com"}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, Cli, schema
+from tests.conftest import ROOT, Cli
 
 SHIPPED = ROOT / "workflows" / "create-permission-set"
 SERVER = ROOT / "examples" / "permission_platform" / "server.py"
