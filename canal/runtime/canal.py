@@ -1,8 +1,10 @@
 """``Canal``: the one object every interface (CLI, LangChain tools, servers) calls.
 
 Each method is one operation on a run and returns an ``Envelope``. Writing operations
-(``start``, ``advance``, ``abort``) compile the workflow's graph; reading ones (``current``,
-``runs``) only read the latest checkpoint, so they never import LangGraph's graph engine.
+(``start``, ``advance``, ``abort``, ``resume``, ``migrate``) take the run's lock and compile
+its pinned definition's graph; reading ones (``current``, ``runs``, ``history``) only read
+the latest checkpoint, so they never import LangGraph's graph engine. Tool commands live in
+``canal.runtime.tools``, history and retention in ``canal.runtime.retention``.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from typing import Any
 
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
-from canal.limits import check as check_limits
 from canal.errors import CanalError, RunNotFound, RunStateError, UsageError, WorkflowNotFound
+from canal.limits import check as check_limits
 from canal.nodes.gate import check_gate
 from canal.runtime.envelope import (
     Envelope,
@@ -34,11 +36,11 @@ from canal.spec.loader import (
     workflow_dir,
     workflow_files,
 )
+from canal.runtime.retention import Retention
+from canal.runtime.tools import ToolCommands
 from canal.spec.models import WorkflowSpec
 from canal.tools.cache import ToolCache
 from canal.tools.client import PythonTools, ToolClient
-from canal.runtime.retention import Retention
-from canal.runtime.tools import ToolCommands
 from canal.tools.routed import RoutedTools
 
 FINISHED = ("completed", "aborted")
@@ -66,7 +68,7 @@ class Canal(ToolCommands, Retention):
         self.tools: ToolClient = tools or RoutedTools(
             PythonTools(self.settings.python_tools), self.tool_cache, self.settings.mcp_config)
         self._store: Store | None = None
-        self._graphs: dict[str, Any] = {}  # content digest -> compiled graph (same saver)
+        self._graphs: dict[str, Any] = {}  # "digest|confirm steps" -> compiled graph
         self._specs: dict[str, WorkflowSpec] = {}  # content digest -> pinned definition
 
     # -- plumbing ----------------------------------------------------------------------
