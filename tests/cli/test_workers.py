@@ -11,7 +11,7 @@ from tests.conftest import tool_calls
 
 WORKER = r'''
 import json, sys, time
-from canal import Canal, RunConflict
+from canal import Canal, RunStateError
 
 url, threads = sys.argv[1], json.loads(sys.argv[2])
 canal = Canal(checkpointer=url)
@@ -26,7 +26,7 @@ while pending and time.monotonic() < deadline:
                 if now.step.id == "collect-project-info" else {})
         try:
             env = canal.advance(thread, data, step=now.step.id)
-        except RunConflict:
+        except RunStateError:  # another worker holds it (conflict) or just finished it
             continue
         if env.status not in ("stale", "awaiting_input", "completed"):
             raise SystemExit(f"unexpected {env.status}: {env.errors}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import http.server
 import threading
+import time
 
 import pytest
 
@@ -43,6 +44,16 @@ class Recorder(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def _forget_langsmith_settings() -> None:
+    """langsmith caches environment lookups and its client: start from the environment."""
+    import langsmith.run_trees
+    import langsmith.utils
+
+    langsmith.utils.get_env_var.cache_clear()
+    langsmith.utils.get_tracer_project.cache_clear()
+    langsmith.run_trees._CLIENT = None
+
+
 @pytest.fixture
 def endpoint(monkeypatch):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
@@ -51,8 +62,22 @@ def endpoint(monkeypatch):
     monkeypatch.setenv("LANGSMITH_TRACING", "true")
     monkeypatch.setenv("LANGSMITH_ENDPOINT", f"http://127.0.0.1:{server.server_port}")
     monkeypatch.setenv("LANGSMITH_API_KEY", "test-key")
+    _forget_langsmith_settings()
     yield Recorder.bodies
+    monkeypatch.undo()
+    _forget_langsmith_settings()
     server.shutdown()
+
+
+def sent(bodies: list[bytes], wait: float) -> bool:
+    """Whether the secret reached the endpoint within ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        if any(SECRET.encode() in body for body in bodies):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
 
 
 def run(workflows, tmp_path, sensitive: bool) -> None:
@@ -74,9 +99,9 @@ def run(workflows, tmp_path, sensitive: bool) -> None:
 
 def test_a_sensitive_workflow_sends_no_trace(workflows, tmp_path, endpoint):
     run(workflows, tmp_path, sensitive=True)
-    assert not any(SECRET.encode() in body for body in endpoint)
+    assert not sent(endpoint, wait=2)
 
 
 def test_other_workflows_are_traced(workflows, tmp_path, endpoint):
     run(workflows, tmp_path, sensitive=False)
-    assert any(SECRET.encode() in body for body in endpoint), "the tracer sent nothing"
+    assert sent(endpoint, wait=10), "the tracer sent nothing"
