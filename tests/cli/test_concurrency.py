@@ -19,7 +19,7 @@ def create_project(**kwargs):
     with LOG.open("a") as f:
         f.write(json.dumps(["create_project", kwargs]) + "\\n")
     pathlib.Path(__file__).with_name("inside").touch()
-    time.sleep(3)
+    time.sleep(6)  # long enough for a second process to start and try, even on a busy machine
     return {"project": {"id": 42, "name": kwargs["name"], "admins": kwargs["admins"]}}
 
 def create_role(**kwargs):
