@@ -21,11 +21,11 @@ from canal.limits import check as check_limits
 from canal.nodes.gate import check_gate
 from canal.runtime.envelope import (
     Envelope,
-    awaiting_confirmation,
     completed_steps,
     envelope_of,
     gate_of,
     missing_fields,
+    stopped_mid_step,
 )
 from canal.spec.loader import (
     check_name,
@@ -241,7 +241,7 @@ class Canal(ToolCommands, Retention):
                 env.status, env.errors = "rejected", check.errors
                 env.missing, env.dropped = check.missing, check.dropped
                 return env
-            if _stopped_mid_step(spec, values):
+            if stopped_mid_step(spec, values):
                 env = self._invoke(spec, thread_id, values, rewrite=self._in_flight(
                     spec, thread_id, values, check.data["action"]))
             else:
@@ -275,7 +275,7 @@ class Canal(ToolCommands, Retention):
             if values.get("compensating"):  # aborted, but its compensations were cut short
                 return self._invoke(spec, thread_id, values)
             self._ensure_open(thread_id, values)
-            if not _stopped_mid_step(spec, values):
+            if not stopped_mid_step(spec, values):
                 return envelope_of(thread_id, spec, values)
             return self._invoke(spec, thread_id, values)
 
@@ -290,7 +290,7 @@ class Canal(ToolCommands, Retention):
         """Why a run that stopped mid-step stands where it does, from the call journal."""
         from canal.nodes.keys import call_key
 
-        if not _stopped_mid_step(spec, values):
+        if not stopped_mid_step(spec, values):
             return ""
         step = spec.step(values["cursor"])
         key = call_key(thread_id, step.id, (values.get("attempts") or {}).get(step.id, 0))
@@ -351,7 +351,7 @@ class Canal(ToolCommands, Retention):
         with self._writer(thread_id):
             spec, values = self._run(thread_id)
             self._ensure_open(thread_id, values)
-            if _stopped_mid_step(spec, values):
+            if stopped_mid_step(spec, values):
                 return self._invoke(spec, thread_id, values,
                                     rewrite=self._in_flight(spec, thread_id, values, "abort"))
             return self._invoke(spec, thread_id, values, resume=abort_request())
@@ -431,14 +431,6 @@ def _untraced_if_sensitive(spec: WorkflowSpec) -> Any:
     from langsmith.run_helpers import tracing_context
 
     return tracing_context(enabled=False)
-
-
-def _stopped_mid_step(spec: WorkflowSpec, values: dict[str, Any]) -> bool:
-    """The latest checkpoint sits before an automated step that never finished (and is not
-    simply waiting for its confirmation)."""
-    return (values.get("status") == "running"
-            and spec.step(values["cursor"]).type == "automated"
-            and not awaiting_confirmation(values))
 
 
 def json_plain_data(data: Any) -> Any:

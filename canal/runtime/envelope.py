@@ -84,6 +84,14 @@ def awaiting_confirmation(values: Mapping[str, Any]) -> bool:
             and (values.get("confirmed") or {}).get(cursor) != attempt)
 
 
+def stopped_mid_step(spec: WorkflowSpec, values: Mapping[str, Any]) -> bool:
+    """The latest checkpoint sits before an automated step that never finished (and is not
+    simply waiting for its confirmation): the process died during that step."""
+    return (values.get("status") == "running"
+            and spec.step(values["cursor"]).type == "automated"
+            and not awaiting_confirmation(values))
+
+
 def gate_of(spec: WorkflowSpec, values: Mapping[str, Any]) -> dict[str, FieldSpec]:
     """The gate a submission to this run must pass right now."""
     step = spec.step(values["cursor"])

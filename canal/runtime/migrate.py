@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from canal.errors import RunStateError
+from canal.runtime.envelope import stopped_mid_step
 from canal.spec.models import StepSpec, WorkflowSpec
 
 
@@ -30,7 +31,7 @@ def migration_problems(old: WorkflowSpec, new: WorkflowSpec,
     run waits at must come next in ``new`` with the same type. Step bodies may change.
     """
     cursor = values["cursor"]
-    if values.get("status") == "running" and old.step(cursor).type == "automated":
+    if stopped_mid_step(old, values):
         return [f"the run stopped in the middle of step {cursor!r}; retry, skip or abort it "
                 "first"]
     done = [s.id for s in old.steps].index(cursor)

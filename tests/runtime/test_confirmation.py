@@ -121,3 +121,15 @@ def test_confirm_belongs_to_automated_steps(workflows):
     write_workflow(workflows, "w", {"01-x.md": {"type": "notification", "confirm": True}})
     assert [str(p) for p in check_workflow(workflows / "w")[1]] == [
         "references/01-x.md: confirm: only automated steps call tools"]
+
+
+def test_a_run_waiting_for_confirmation_can_migrate(workflows, make, platform):
+    folder = write_workflow(workflows, "w", steps())
+    make().start("w", thread_id="t")
+    make().advance("t", {"project_id": 7})
+    done = folder / "references" / "03-done.md"
+    done.write_text(done.read_text() + "\nAll gone.\n")
+    env = make().migrate("t")
+    assert env.status == "awaiting_input" and env.step.gate.keys() == {"confirm"}
+    assert env.definition["changed"] is False
+    assert make().advance("t", {"confirm": True}).step.instructions == "All gone."
