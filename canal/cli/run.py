@@ -114,6 +114,9 @@ def show(env: dict[str, Any]) -> None:
     say(f"== {step.get('title') or step['id']} ({step['type']})")
     if step["instructions"]:
         say(step["instructions"])
+    if step.get("call"):
+        say(f"  call: {step['call']['tool']} "
+            f"{json.dumps(step['call']['arguments'], ensure_ascii=False)}")
     for error in env["errors"]:
         say(f"  ! {error.get('field') or error.get('step', '')}: "
             f"{error.get('message') or error.get('error')}")

@@ -214,3 +214,22 @@ def test_a_destructive_tool_needs_confirm(platform):
     # create_project says destructiveHint: false, list_projects says nothing about it:
     # neither needs --confirm
     assert platform("call", "list_projects").json["result"] == {"projects": []}
+
+
+def test_run_shows_a_destructive_call_before_asking(platform, tmp_path):
+    wf = tmp_path / "workflows" / "remove"
+    (wf / "references").mkdir(parents=True)
+    (wf / "WorkFlow.md").write_text("---\nname: remove\ndescription: d\n---\n")
+    (wf / "references" / "01-pick.md").write_text(
+        "---\ntype: interactive\ngate:\n  schema:\n    project_id: {type: integer, "
+        "required: true}\n---\nWhich project?\n")
+    (wf / "references" / "02-delete.md").write_text(
+        "---\ntype: automated\nautomation:\n  tool: delete_project\n  input_mapping:\n"
+        "    project_id: \"{{gate.pick.project_id}}\"\n---\n")
+    platform("discover")
+    platform("call", "create_project", "--args", json.dumps(
+        {"name": "doomed", "host": "doomed.example.com", "auth_mode": 0, "admins": "a"}))
+    result = platform("run", "remove", stdin="1\nn\nabort\n")
+    assert '  call: delete_project {"project_id": 1}' in result.stderr
+    assert result.json["status"] == "aborted"
+    assert platform("call", "get_project", "--args", '{"project_id": 1}').code == 0
