@@ -128,8 +128,9 @@ def conflict(thread_id: str) -> RunConflict:
 def open_store(url: Any, sealer: Any = None) -> Store:
     """The store for a checkpointer URL or a LangGraph saver object; a bad URL is a ConfigError.
 
-    ``sealer`` (a ``canal.crypto.Sealer``) encrypts checkpoints and journaled outcomes; a
-    saver object passed in keeps the serializer it was made with.
+    ``sealer`` (a ``canal.crypto.Sealer``) encrypts checkpoints and journaled outcomes in
+    the databases; ``memory:`` state never leaves the process and is not sealed, and a saver
+    object passed in keeps the serializer it was made with.
     """
     if not isinstance(url, str):
         from canal.checkpoints.memory import SaverStore
@@ -138,7 +139,7 @@ def open_store(url: Any, sealer: Any = None) -> Store:
     if url in ("memory", "memory:", "memory://"):
         from canal.checkpoints.memory import SaverStore
 
-        return SaverStore(sealer=sealer)
+        return SaverStore()  # never leaves the process: nothing to seal, no key file to make
     if url.startswith(("postgresql://", "postgres://")):
         from canal.checkpoints.postgres import PostgresStore
 

@@ -22,11 +22,11 @@ _CALLS: dict[tuple[int, str, str], dict[str, Any]] = {}
 
 
 class SaverStore:
-    def __init__(self, saver: Any = None, sealer: Any = None) -> None:
+    def __init__(self, saver: Any = None) -> None:
         if saver is None:
             from langgraph.checkpoint.memory import InMemorySaver
 
-            saver = InMemorySaver(serde=sealer.serde() if sealer else None)
+            saver = InMemorySaver()
         self._saver = saver
         self._new: dict[str, RunRecord] = {}
 
