@@ -31,7 +31,7 @@ from canal.failpoints import failpoint
 from canal.nodes.base import aborted, entry, go_to, pause, recovery_node
 from canal.nodes.keys import call_key
 from canal.spec.models import RetrySpec, StepSpec
-from canal.spec.templates import resolve, state_lookup
+from canal.spec.templates import resolve, run_lookup
 from canal.tools.client import ToolClient
 
 UNKNOWN = ("the call may or may not have happened (the process stopped during it); "
@@ -66,8 +66,7 @@ def automated(step: StepSpec, next_id: str | None) -> Callable[..., Command]:
         key = call_key(ctx.thread_id, step.id, attempt)
         base = {"tool": tool, "attempt": attempt, "key": key}
         try:
-            lookup = state_lookup(state.get("gate") or {}, state.get("result") or {})
-            arguments = resolve(automation.input_mapping, lookup)
+            arguments = resolve(automation.input_mapping, run_lookup(state))
         except TemplateError as exc:
             return _failed(step, key, [entry("tool", step.id, **base, arguments=None,
                                              ok=False, error=exc.message)], exc.message)

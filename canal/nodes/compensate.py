@@ -19,13 +19,13 @@ from canal.errors import TemplateError
 from canal.nodes.automated import Call, RunContext, journaled
 from canal.nodes.base import entry
 from canal.spec.models import WorkflowSpec
-from canal.spec.templates import resolve, state_lookup
+from canal.spec.templates import resolve, run_lookup
 
 
 def compensate(spec: WorkflowSpec) -> Callable[..., Command]:
     def node(state: dict[str, Any], runtime: Runtime[RunContext]) -> Command:
         ctx = runtime.context
-        gate, result = state.get("gate") or {}, state.get("result") or {}
+        result = state.get("result") or {}
         log = []
         for step in reversed(spec.steps):
             if step.compensate is None or step.id not in result:
@@ -34,7 +34,7 @@ def compensate(spec: WorkflowSpec) -> Callable[..., Command]:
             call = Call(f"compensate:{step.id}", step.compensate.tool, timeout=step.timeout)
             arguments: Any = None
             try:
-                arguments = resolve(step.compensate.input_mapping, state_lookup(gate, result))
+                arguments = resolve(step.compensate.input_mapping, run_lookup(state))
             except TemplateError as exc:
                 outcome, how = {"ok": False, "error": exc.message}, {}
             else:

@@ -27,6 +27,8 @@ from canal.runtime.envelope import (
     missing_fields,
     stopped_mid_step,
 )
+from canal.runtime.retention import Retention
+from canal.runtime.tools import ToolCommands
 from canal.spec.loader import (
     check_name,
     digest_of,
@@ -36,8 +38,6 @@ from canal.spec.loader import (
     workflow_dir,
     workflow_files,
 )
-from canal.runtime.retention import Retention
-from canal.runtime.tools import ToolCommands
 from canal.spec.models import WorkflowSpec
 from canal.tools.cache import ToolCache
 from canal.tools.client import PythonTools, ToolClient
@@ -140,6 +140,11 @@ class Canal(ToolCommands, Retention):
             self._specs[digest] = spec
         return spec
 
+    def _save_definition(self, spec: WorkflowSpec, files: dict[str, bytes | None]) -> None:
+        """Pin ``spec``'s files (valid, so every one was read and is UTF-8) by its digest."""
+        self.store.save_definition(spec.digest, spec.name,
+                                   {k: v.decode() for k, v in files.items() if v is not None})
+
     def _on_disk(self, name: str) -> tuple[Path | None, dict[str, bytes | None]]:
         try:
             folder = workflow_dir(self.settings.workflows, name)
@@ -206,8 +211,7 @@ class Canal(ToolCommands, Retention):
         thread_id = check_name(thread_id, "thread") if thread_id else _new_thread_id(name)
         if not self.store.register(thread_id, spec.name, now()):
             raise RunStateError(f"thread id {thread_id!r} is already taken", thread_id=thread_id)
-        self.store.save_definition(spec.digest, spec.name,
-                                   {k: v.decode() for k, v in files.items() if v is not None})
+        self._save_definition(spec, files)
         state = initial_state(spec.name, spec.digest, spec.steps[0].id, thread_id,
                               self._confirm_steps(spec))
         with self.store.lock(thread_id):
@@ -333,8 +337,7 @@ class Canal(ToolCommands, Retention):
             reasons = migration_problems(old, new, values)
             if reasons:
                 raise MigrationRefused(thread_id, reasons)
-            self.store.save_definition(new.digest, new.name,
-                                       {k: v.decode() for k, v in files.items() if v})
+            self._save_definition(new, files)
             cursor = values["cursor"]
             waiting = recovery_node(cursor) if values.get("status") == "failed" else cursor
             confirm = self._confirm_steps(new)

@@ -14,7 +14,7 @@ from canal.nodes.gate import ACTION_GATE, CONFIRM_GATE
 from canal.runtime.redact import redact, secrets_of
 from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
 from canal.errors import TemplateError
-from canal.spec.templates import render_lenient, resolve, state_lookup
+from canal.spec.templates import render_lenient, resolve, run_lookup
 
 STATUSES = ("awaiting_input", "completed", "failed", "aborted", "rejected", "stale")
 IN_FLIGHT = ("the run stopped while this step was running; the call may or may not have "
@@ -152,7 +152,7 @@ def compensation_errors(values: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _pending_call(step: StepSpec, values: Mapping[str, Any]) -> dict[str, Any]:
     assert step.automation is not None
-    lookup = state_lookup(values.get("gate") or {}, values.get("result") or {})
+    lookup = run_lookup(values)
     try:
         arguments: Any = resolve(step.automation.input_mapping, lookup)
     except TemplateError as exc:
@@ -161,8 +161,7 @@ def _pending_call(step: StepSpec, values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _instructions(step: StepSpec, values: Mapping[str, Any]) -> str:
-    return render_lenient(step.body, state_lookup(values.get("gate") or {},
-                                                  values.get("result") or {}))
+    return render_lenient(step.body, run_lookup(values))
 
 
 def completed_steps(spec: WorkflowSpec, values: Mapping[str, Any]) -> list[dict[str, Any]]:
