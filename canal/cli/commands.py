@@ -84,9 +84,9 @@ def prune(args: argparse.Namespace) -> dict[str, Any]:
         return canal.prune(age, include_waiting=args.include_unfinished)
 
 
-def resume(args: argparse.Namespace) -> dict[str, Any]:
+def recover(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
-        return canal.resume(args.thread_id).to_json()
+        return canal.recover(args.thread_id).to_json()
 
 
 def migrate(args: argparse.Namespace) -> dict[str, Any]:
@@ -220,7 +220,7 @@ COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None
     ("abort", abort, "abort a run", _thread),
     ("history", history, "every transition of a run", _thread),
     ("prune", prune, "remove old completed and aborted runs", _prune_arguments),
-    ("resume", resume, "continue a run whose process died mid-step, as far as is safe",
+    ("recover", recover, "continue a run whose process died mid-step, as far as is safe",
      _thread),
     ("migrate", migrate, "move a run onto the workflow definition now on disk, if safe",
      _thread),

@@ -3,7 +3,7 @@
 Every automated step that completed and declares ``compensate: {tool, input_mapping}`` gets
 one call, whose mapping may use the step's own result. Calls go through the call journal
 like any other (key ``<thread>:compensate:<step>``), so a compensation interrupted by a
-crash is finished by ``canal resume`` without being sent twice unless that is safe. Each
+crash is finished by ``canal recover`` without being sent twice unless that is safe. Each
 outcome is logged; a failed compensation is reported with the aborted run, never hidden.
 """
 

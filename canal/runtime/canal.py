@@ -1,7 +1,7 @@
 """``Canal``: the one object every interface (CLI, LangChain tools, servers) calls.
 
 Each method is one operation on a run and returns an ``Envelope``. Writing operations
-(``start``, ``advance``, ``abort``, ``resume``, ``migrate``) take the run's lock and compile
+(``start``, ``advance``, ``abort``, ``recover``, ``migrate``) take the run's lock and compile
 its pinned definition's graph; reading ones (``current``, ``runs``, ``history``) only read
 the latest checkpoint, so they never import LangGraph's graph engine. Tool commands live in
 ``canal.runtime.tools``, history and retention in ``canal.runtime.retention``.
@@ -266,7 +266,7 @@ class Canal(ToolCommands, Retention):
                           "changed": on_disk != spec.digest}
         return env
 
-    def resume(self, thread_id: str) -> Envelope:
+    def recover(self, thread_id: str) -> Envelope:
         """Continue a run whose process died during an automated step, as far as is safe.
 
         A call whose outcome was journaled is replayed, one never sent is sent, one in
@@ -300,15 +300,15 @@ class Canal(ToolCommands, Retention):
         key = call_key(thread_id, step.id, (values.get("attempts") or {}).get(step.id, 0))
         known = self.store.call_record(thread_id, key)
         if known is None:
-            return ("the run stopped before this step's call was sent; resume, or answer "
+            return ("the run stopped before this step's call was sent; recover, or answer "
                     "retry, to send it")
         if known["outcome"] is not None:
             return ("the run stopped after this step's call finished, before its result was "
-                    "saved; resume, or answer retry, to save it without calling again")
+                    "saved; recover, or answer retry, to save it without calling again")
         assert step.automation is not None
         if step.automation.idempotent or self.tools.safe_to_repeat(step.automation.tool):
             return ("the run stopped during this step's call, which is safe to repeat; "
-                    "resume, or answer retry, to send it again")
+                    "recover, or answer retry, to send it again")
         return ("the call may or may not have happened (the process stopped during it); "
                 "answer retry to send it again, skip or abort")
 

@@ -18,7 +18,7 @@ from canal.spec.templates import render_lenient, resolve, run_lookup
 
 STATUSES = ("awaiting_input", "completed", "failed", "aborted", "rejected", "stale")
 IN_FLIGHT = ("the run stopped while this step was running; the call may or may not have "
-             "happened; resume, or answer retry, skip or abort")
+             "happened; recover, or answer retry, skip or abort")
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def compensation_errors(values: Mapping[str, Any]) -> list[dict[str, Any]]:
         for e in values.get("log") or [] if e["kind"] == "compensate" and not e["ok"]]
     if values.get("compensating"):
         errors.append({"step": values.get("cursor"), "compensation": True,
-                       "error": "the compensations were cut short; canal resume finishes them"})
+                       "error": "the compensations were cut short; canal recover finishes them"})
     return errors
 
 

@@ -92,12 +92,12 @@ def test_kill_then_resume(dying, project, case):
     assert now["status"] == "failed"
     assert now["completed"][0]["data"] == {**VALID, "admins": ["root"], "quota": 10}
 
-    resumed = dying("resume", thread)
+    resumed = dying("recover", thread)
     assert resumed.json["status"] == status, resumed.json
     assert calls(project) == after_resume
     if status == "failed":  # unsafe and possibly done: only a person may send it again
         assert "may or may not have happened" in resumed.json["errors"][0]["error"]
-        assert dying("resume", thread).json["status"] == "failed"
+        assert dying("recover", thread).json["status"] == "failed"
         assert calls(project) == after_resume
         retried = dying("advance", thread, "--gate-data", '{"action": "retry"}')
         assert retried.json["status"] == "awaiting_input", retried.json
@@ -127,7 +127,7 @@ def test_a_safe_tool_is_sent_again_automatically(dying, project):
     thread = dying("start", "create-project").json["thread_id"]
     killed_advance(dying, project, thread)
     assert "safe to repeat" in dying("current", thread).json["errors"][0]["error"]
-    resumed = dying("resume", thread)
+    resumed = dying("recover", thread)
     assert resumed.json["status"] == "awaiting_input"
     assert calls(project) == ["create_project", "create_role", "create_role"]
 
@@ -146,7 +146,7 @@ def test_idempotency_key_reaches_the_tool_and_is_stable_across_a_resend(dying, p
 
 def test_resume_on_a_run_that_did_not_stop_changes_nothing(dying, project):
     thread = dying("start", "create-project").json["thread_id"]
-    assert dying("resume", thread).json["status"] == "awaiting_input"
+    assert dying("recover", thread).json["status"] == "awaiting_input"
     assert calls(project) == []
 
 
@@ -181,7 +181,7 @@ def test_mcp_kill_during_a_call_never_resends_it_without_a_retry(cli, project, m
     proc.communicate(timeout=30)
 
     assert "may or may not have happened" in cli("current", thread).json["errors"][0]["error"]
-    assert cli("resume", thread).json["status"] == "failed"
+    assert cli("recover", thread).json["status"] == "failed"
     assert mcp_calls(mcp_project) == ["create_project", "create_role"]
     retried = cli("advance", thread, "--gate-data", '{"action": "retry"}')
     assert retried.json["status"] == "awaiting_input"
@@ -192,7 +192,7 @@ def test_mcp_kill_after_a_call_replays_its_outcome(cli, project, mcp_project):
     thread = cli("start", "create-project").json["thread_id"]
     killed_advance(cli, project, thread, "after-call:create-role")
     assert mcp_calls(mcp_project) == ["create_project", "create_role"]
-    resumed = cli("resume", thread)
+    resumed = cli("recover", thread)
     assert resumed.json["status"] == "awaiting_input"
     assert resumed.json["step"]["instructions"] == "Project 42 has role role-42."
     assert mcp_calls(mcp_project) == ["create_project", "create_role"]

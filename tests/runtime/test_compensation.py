@@ -125,9 +125,9 @@ def test_compensations_cut_short_are_finished_by_resume(flow, platform):
         flow().abort("t")
     now = flow().current("t")
     assert now.status == "aborted"
-    assert now.errors[-1]["error"] == "the compensations were cut short; canal resume finishes them"
+    assert now.errors[-1]["error"] == "the compensations were cut short; canal recover finishes them"
     platform.calls.clear()
-    env = flow().resume("t")
+    env = flow().recover("t")
     assert env.status == "aborted"
     # delete_role finished before the crash: replayed from the journal, not sent again.
     # delete_project was in flight and is not safe to repeat: reported, not sent again.
