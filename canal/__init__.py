@@ -8,6 +8,9 @@ from canal.errors import (
     CanalError,
     ConfigError,
     InvalidName,
+    LimitExceeded,
+    MigrationRefused,
+    NeedsConfirmation,
     NotFound,
     Problem,
     RunConflict,
@@ -15,21 +18,27 @@ from canal.errors import (
     RunStateError,
     TemplateError,
     ToolError,
+    ToolNotFound,
     UsageError,
     WorkflowInvalid,
     WorkflowNotFound,
 )
+from canal.nodes.base import ABORT
 from canal.runtime import Canal, Envelope, StepView
 from canal.tools import PythonTools, ToolClient
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ABORT",
     "Canal",
     "CanalError",
     "ConfigError",
     "Envelope",
     "InvalidName",
+    "LimitExceeded",
+    "MigrationRefused",
+    "NeedsConfirmation",
     "NotFound",
     "Problem",
     "PythonTools",
@@ -40,6 +49,7 @@ __all__ = [
     "TemplateError",
     "ToolClient",
     "ToolError",
+    "ToolNotFound",
     "UsageError",
     "WorkflowInvalid",
     "WorkflowNotFound",

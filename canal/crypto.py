@@ -71,6 +71,14 @@ class Sealer:
         self._key: bytes | None = None
         self._lock = threading.Lock()  # LangGraph serializes from several threads
 
+    @classmethod
+    def ephemeral(cls) -> "Sealer":
+        """A sealer with a fresh key that lives only in this object (for ``memory:`` state,
+        which never leaves the process: no key file is made)."""
+        sealer = cls(Path("."))
+        sealer._key = os.urandom(32)
+        return sealer
+
     def _aead(self, create: bool) -> Any:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 

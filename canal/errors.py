@@ -4,16 +4,23 @@
 
     CanalError                    base; carries a stable ``code`` and a CLI ``exit_code``
     ├── UsageError                bad command line or malformed JSON input        (exit 2)
+    │   ├── LimitExceeded         submitted data larger, longer or deeper than allowed
+    │   └── NeedsConfirmation     a destructive tool called without --confirm
     ├── InvalidName               a workflow or thread name outside the safe set  (exit 2)
     ├── NotFound                                                                 (exit 4)
     │   ├── WorkflowNotFound      no such folder in the workflows directory
-    │   └── RunNotFound           no run with that thread id
+    │   ├── RunNotFound           no run with that thread id
+    │   └── ToolNotFound          no such tool in the tool cache
     ├── WorkflowInvalid           loading or static validation found problems     (exit 5)
     ├── RunStateError             the run cannot take this action (finished, ...) (exit 6)
-    │   └── RunConflict           another process is changing the run right now
+    │   ├── RunConflict           another process is changing the run right now
+    │   └── MigrationRefused      the run cannot move onto the new definition
     ├── ConfigError               unreadable or contradictory configuration       (exit 8)
-    └── ToolError                 a tool call failed                              (exit 7)
-        └── TemplateError         a reference could not be resolved at run time
+    ├── ToolError                 a tool call failed                              (exit 7)
+    └── TemplateError             a reference could not be resolved               (exit 7)
+
+A ``TemplateError`` is not a ``ToolError``: no tool was called. Inside a run, both become a
+``canal.nodes.failure.Failure`` (kinds ``template`` and ``tool_error``) that parks the step.
 
 Third-party exceptions are translated into this tree once, where canal calls the
 third party, with ``raise ... from exc``. The CLI maps classes to exit codes in one
@@ -29,6 +36,9 @@ __all__ = [
     "CanalError",
     "ConfigError",
     "InvalidName",
+    "LimitExceeded",
+    "MigrationRefused",
+    "NeedsConfirmation",
     "NotFound",
     "Problem",
     "RunConflict",
@@ -36,6 +46,7 @@ __all__ = [
     "RunStateError",
     "TemplateError",
     "ToolError",
+    "ToolNotFound",
     "UsageError",
     "WorkflowInvalid",
     "WorkflowNotFound",
@@ -64,6 +75,14 @@ class UsageError(CanalError):
     exit_code = 2
 
 
+class LimitExceeded(UsageError):
+    code = "limit"
+
+
+class NeedsConfirmation(UsageError):
+    code = "needs_confirmation"
+
+
 class InvalidName(CanalError):
     code = "invalid_name"
     exit_code = 2
@@ -80,6 +99,10 @@ class WorkflowNotFound(NotFound):
 
 class RunNotFound(NotFound):
     code = "unknown_thread"
+
+
+class ToolNotFound(NotFound):
+    code = "unknown_tool"
 
 
 @dataclass(frozen=True)
@@ -135,6 +158,14 @@ class RunConflict(RunStateError):
     code = "conflict"
 
 
+class MigrationRefused(RunStateError):
+    code = "migration_refused"
+
+    def __init__(self, thread_id: str, reasons: list[str]) -> None:
+        super().__init__(f"run {thread_id!r} cannot move to the new definition: "
+                         + "; ".join(reasons), thread_id=thread_id, reasons=reasons)
+
+
 class ConfigError(CanalError):
     code = "config"
     exit_code = 8
@@ -156,6 +187,7 @@ class ToolError(CanalError):
         self.transient = transient
 
 
-class TemplateError(ToolError):
+class TemplateError(CanalError):
     code = "template_error"
+    exit_code = 7
 

@@ -11,14 +11,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from canal.errors import UsageError
+from canal.errors import LimitExceeded, UsageError
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FRONT_MATTER_BYTES = 64 * 1024
-
-
-class LimitExceeded(UsageError):
-    code = "limit"
 
 
 @dataclass(frozen=True)
@@ -82,3 +78,11 @@ def check(value: Any, source: str, limits: Limits) -> None:
         if seen > limits.data_bytes:
             raise LimitExceeded(f"{source} is larger than {limits.data_bytes} bytes "
                                 "(limits.data_bytes in canal.yaml)")
+
+
+def json_plain_data(data: Any) -> Any:
+    """Submitted data as JSON-plain values (what every checkpointer stores), or UsageError."""
+    try:
+        return json.loads(json.dumps(data, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"the submitted data is not JSON data: {exc}") from exc

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from canal import Canal, ConfigError, PythonTools
-from canal.limits import LimitExceeded
+from canal.errors import LimitExceeded
 from canal.spec import check_workflow
 from tests.conftest import project_steps, write_workflow
 

@@ -39,18 +39,12 @@ def _gate_data(args: argparse.Namespace, limits: Any) -> Any:
 
 
 def validate(args: argparse.Namespace) -> dict[str, Any]:
-    from canal.config import load_settings
-    from canal.spec import check_workflow, list_workflows, workflow_dir
-
-    root = load_settings(workflows=args.workflows).workflows
-    names = args.names or list_workflows(root)
-    reports = []
-    for name in names:
-        _, problems = check_workflow(workflow_dir(root, name))
-        reports.append({"workflow": name, "valid": not problems,
-                        "problems": [p.to_json() for p in problems]})
-        for problem in problems:
-            print(f"{name}/{problem}", file=sys.stderr)
+    with _canal(args) as canal:
+        reports = canal.validate(args.names)
+    for report in reports:
+        for problem in report["problems"]:
+            print(f"{report['workflow']}/{problem}", file=sys.stderr)
+        report["problems"] = [p.to_json() for p in report["problems"]]
     count = sum(len(r["problems"]) for r in reports)
     return {"status": "invalid" if count else "ok", "problem_count": count, "workflows": reports}
 
@@ -108,12 +102,8 @@ def abort(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def graph(args: argparse.Namespace) -> dict[str, Any]:
-    from canal.graphs.compile import compile_graph
-
     with _canal(args) as canal:
-        spec = canal.workflow(args.workflow)
-    mermaid = compile_graph(spec).get_graph().draw_mermaid()
-    return {"status": "ok", "workflow": spec.name, "mermaid": mermaid}
+        return {"status": "ok", "workflow": args.workflow, "mermaid": canal.graph(args.workflow)}
 
 
 def discover(args: argparse.Namespace) -> dict[str, Any]:

@@ -1,8 +1,11 @@
-"""Compile a ``WorkflowSpec`` into a LangGraph ``StateGraph``: one node per step.
+"""Compile a ``WorkflowSpec`` into a LangGraph ``StateGraph``.
 
-Automated steps get a second node, ``<id>.recover``, where a failed call parks the run;
-every graph has ``abort.compensate``, which every abort passes through.
-Nodes route with ``Command(goto=...)``, so the edges are declared as node destinations.
+The graph holds every rule (DESIGN.md §8): ``run.begin`` starts or re-enters a run; each
+interactive and notification step is one node that pauses and checks its own answers;
+each automated step is three nodes, ``<id>`` (confirmation, passing straight through unless
+the run asks for one), ``<id>.call`` and ``<id>.recover``; ``abort.compensate`` is where
+every abort goes. Nodes route with ``Command(goto=...)``, so edges are declared as node
+destinations, and ``draw_mermaid()`` shows exactly what runs.
 """
 
 from __future__ import annotations
@@ -11,47 +14,59 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from canal.graphs.state import RunState
-from canal.nodes.automated import RunContext, automated, recovery
-from canal.nodes.base import COMPENSATE, call_node, recovery_node
-from canal.nodes.confirmation import confirmation
+from canal.graphs.state import RunInput, RunState
+from canal.nodes.automated import automated, recovery
+from canal.nodes.base import BEGIN, COMPENSATE, call_node, recovery_node
+from canal.nodes.begin import begin
 from canal.nodes.compensate import compensate
+from canal.nodes.confirmation import confirmation
+from canal.nodes.deps import Deps
 from canal.nodes.interactive import interactive
 from canal.nodes.notification import notification
 from canal.spec.models import WorkflowSpec
 
 
-FACTORIES = {"interactive": interactive, "automated": automated, "notification": notification}
-
-
-def build_graph(spec: WorkflowSpec, confirm: frozenset[str] = frozenset()) -> StateGraph:
-    """The uncompiled graph of ``spec`` (steps in file order); steps in ``confirm`` get a
-    confirmation node under their name, in front of ``<id>.call``."""
-    builder = StateGraph(RunState, context_schema=RunContext)
+def build_graph(spec: WorkflowSpec, deps: Deps) -> StateGraph:
+    """The uncompiled graph of ``spec``, its nodes bound to ``deps``."""
+    builder = StateGraph(RunState, input_schema=RunInput)
+    anywhere: list[str] = []
     for step in spec.steps:
         next_id = spec.next_id(step.id)
         after = next_id or END
-        node = FACTORIES[step.type](step, next_id)
-        if step.type == "automated" and step.id in confirm:
-            builder.add_node(step.id, confirmation(step), destinations=(
-                call_node(step.id), recovery_node(step.id), COMPENSATE))
-            builder.add_node(call_node(step.id), node,
-                             destinations=(after, recovery_node(step.id)))
-            builder.add_node(recovery_node(step.id), recovery(step, next_id),
-                             destinations=tuple(dict.fromkeys((step.id, after, COMPENSATE))))
-        elif step.type == "automated":
-            builder.add_node(step.id, node, destinations=(after, recovery_node(step.id)))
-            builder.add_node(recovery_node(step.id), recovery(step, next_id),
-                             destinations=tuple(dict.fromkeys((step.id, after, COMPENSATE))))
+        anywhere.append(step.id)
+        if step.type == "automated":
+            here, call, recover = step.id, call_node(step.id), recovery_node(step.id)
+            anywhere.append(recover)
+            builder.add_node(here, confirmation(spec, step, deps),
+                             destinations=(call, here, recover, COMPENSATE))
+            builder.add_node(call, automated(step, next_id, deps),
+                             destinations=(after, recover))
+            builder.add_node(recover, recovery(spec, step, next_id, deps),
+                             destinations=tuple(dict.fromkeys((here, after, recover,
+                                                               COMPENSATE))))
         else:
-            builder.add_node(step.id, node, destinations=tuple(dict.fromkeys((after,
-                                                                              COMPENSATE))))
-    builder.add_node(COMPENSATE, compensate(spec), destinations=(END,))
-    builder.add_edge(START, spec.steps[0].id)
+            factory = interactive if step.type == "interactive" else notification
+            builder.add_node(step.id, factory(spec, step, next_id, deps),
+                             destinations=tuple(dict.fromkeys((after, step.id, COMPENSATE))))
+    builder.add_node(BEGIN, begin(spec, deps),
+                     destinations=tuple(anywhere) + (COMPENSATE, END))
+    builder.add_node(COMPENSATE, compensate(spec, deps), destinations=(END,))
+    builder.add_edge(START, BEGIN)
     return builder
 
 
-def compile_graph(spec: WorkflowSpec, checkpointer: Any = None,
-                  confirm: frozenset[str] = frozenset()) -> Any:
-    """``build_graph(spec, confirm)`` compiled with ``checkpointer`` (None for a served graph)."""
-    return build_graph(spec, confirm).compile(checkpointer=checkpointer, name=spec.name)
+def compile_graph(spec: WorkflowSpec, deps: Deps, checkpointer: Any = None) -> Any:
+    """``build_graph(spec, deps)`` compiled with ``checkpointer`` (None: the parent graph's
+    or LangGraph Server's).
+
+    With a checkpointer of its own, the graph saves every step before the next begins
+    (``durability="sync"``, what survives a kill -9) unless the caller asks otherwise.
+    """
+    graph = build_graph(spec, deps).compile(checkpointer=checkpointer, name=spec.name)
+    if checkpointer is None:
+        return graph
+    try:
+        from langgraph._internal._constants import CONFIG_KEY_DURABILITY
+    except ImportError:  # a LangGraph that moved it: its own default applies
+        return graph
+    return graph.with_config(configurable={CONFIG_KEY_DURABILITY: "sync"})

@@ -1,9 +1,22 @@
-"""The state of a run: a TypedDict of JSON-plain values, so every checkpointer can hold it."""
+"""The state of a run: a TypedDict of JSON-plain values, so every checkpointer can hold it.
+
+Public keys (DESIGN.md §8), which a parent graph or a LangGraph Server client reads:
+``status``, ``gate`` (step id -> accepted data, sensitive values sealed) and ``result``
+(step id -> tool result). The others are canal's own and may change.
+
+The input a client may give is ``RunInput``: only ``gate``, as pre-answers. A client's
+write to ``gate`` never lands among the accepted data: the reducer parks it under
+``PREFILL`` until the ``run.begin`` node hands it, as ``prefill``, to the steps that check
+it. Nodes write accepted data through ``accept()``.
+"""
 
 from __future__ import annotations
 
 import operator
 from typing import Annotated, Any, TypedDict
+
+ACCEPTED = "$accepted"
+PREFILL = "$prefill"
 
 
 def merge(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -11,28 +24,40 @@ def merge(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str
     return {**(left or {}), **(right or {})}
 
 
+def accept(data: dict[str, Any]) -> dict[str, Any]:
+    """A node's write of accepted gate data (step id -> data)."""
+    return {ACCEPTED: data}
+
+
+def merge_gate(left: dict[str, Any] | None, right: Any) -> dict[str, Any]:
+    """Reducer for ``gate``: a node's ``accept()`` merges (and clears parked input); any
+    other write is a client's input, parked as pre-answers."""
+    left = dict(left or {})
+    if isinstance(right, dict) and set(right) == {ACCEPTED}:
+        left.pop(PREFILL, None)
+        return {**left, **right[ACCEPTED]}
+    if right is not None:
+        left[PREFILL] = right
+    return left
+
+
+class RunInput(TypedDict, total=False):
+    gate: dict[str, Any]                            # step id -> pre-answers
+
+
 class RunState(TypedDict, total=False):
     workflow: str                                   # the workflow's name
-    digest: str                                     # content digest of the definition it started with
+    digest: str                                     # content digest of the definition it runs
     status: str                                     # running | failed | completed | aborted
     cursor: str | None                              # id of the step the run is at (None when done)
-    gate: Annotated[dict[str, Any], merge]          # step id -> accepted gate data
+    gate: Annotated[dict[str, Any], merge_gate]     # step id -> accepted gate data
     result: Annotated[dict[str, Any], merge]        # step id -> tool result
-    failure: dict[str, Any] | None                  # {step, tool, error, key} while parked as failed
+    failure: dict[str, Any] | None                  # Failure.to_state() while parked as failed
+    rejected: dict[str, Any] | None                 # {step, errors, missing, dropped} of the last bad answer
+    prefill: Annotated[dict[str, Any], merge]       # step id -> pre-answers not yet checked
     attempts: Annotated[dict[str, int], merge]      # step id -> attempt number (retry answers)
     approved: Annotated[dict[str, str], merge]      # step id -> call key a person chose to resend
     compensating: bool                              # aborted, compensations not all done yet
-    thread_id: str                                  # the run's own thread id
     confirm_steps: list[str]                        # steps asking for confirmation, fixed at start
     confirmed: Annotated[dict[str, int], merge]     # step id -> attempt that was confirmed
     log: Annotated[list[dict[str, Any]], operator.add]  # every transition, in order
-
-
-def initial_state(workflow: str, digest: str, first_step: str, thread_id: str,
-                  confirm_steps: list[str]) -> RunState:
-    from canal.nodes.base import entry
-
-    return RunState(workflow=workflow, digest=digest, status="running", cursor=first_step,
-                    gate={}, result={}, failure=None, attempts={}, approved={},
-                    thread_id=thread_id, confirm_steps=confirm_steps, confirmed={},
-                    log=[entry("start", None, workflow=workflow, digest=digest)])

@@ -1,47 +1,53 @@
-"""What every node shares: the resume protocol, log entries and the move to the next step.
+"""What every node shares: node names, the answer protocol, log entries, moves.
 
 Every node returns a ``Command`` whose ``goto`` names the next node and whose update sets
 ``cursor`` to the step the run will be at. The latest checkpoint therefore always says where
 a run stands, so read-only commands can answer without compiling the graph.
 
-Resume values sent to an interrupted node are ``{"kind": "submit", "data": {...}}`` (data
-already checked by the runtime against the gate) or ``{"kind": "abort"}``.
+The answer protocol (DESIGN.md §8): ``Command(resume=data)`` answers the pending step with
+``data``, checked against that step's gate by the node itself. ``ABORT`` aborts the run from
+any pause. ``True`` means "no data" (an acknowledgement): LangGraph drops a falsy resume
+value such as ``{}``, so an empty submission travels as ``True``.
+
+This module imports no LangGraph (read-only commands use it).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any
 
-from langgraph.graph import END
-from langgraph.types import Command, interrupt
+ABORT: dict[str, Any] = {"$abort": True}
+ACK = True
 
-SUBMIT = "submit"
-ABORT = "abort"
-RECOVER_SUFFIX = ".recover"
-COMPENSATE = "abort.compensate"  # not a step id: step ids have no '.'
-
-
-
-def submit(data: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": SUBMIT, "data": data}
-
-
-def abort_request() -> dict[str, Any]:
-    return {"kind": ABORT}
-
-
+BEGIN = "run.begin"              # not a step id: step ids have no '.'
+COMPENSATE = "abort.compensate"
 CALL_SUFFIX = ".call"
+RECOVER_SUFFIX = ".recover"
+
+
+def is_abort(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("$abort") is True
+
+
+def answer_data(value: Any) -> Any:
+    """The submitted data in a resume value (``True``/``None`` are an empty submission)."""
+    return {} if value is True or value is None else value
+
+
+def resume_value(data: Any) -> Any:
+    """What to send as ``Command(resume=...)`` for ``data`` (never a falsy value)."""
+    return data if data else ACK
 
 
 def call_node(step_id: str) -> str:
-    """The name of an automated step's calling node when a confirmation node stands in
-    front of it under the step's own name."""
+    """The node of an automated step that calls its tool (the step's own name is its
+    confirmation node, which passes straight through unless the step asks to confirm)."""
     return step_id + CALL_SUFFIX
 
 
 def recovery_node(step_id: str) -> str:
-    """The name of the node that parks a failed automated step."""
+    """The node that parks a failed automated step."""
     return step_id + RECOVER_SUFFIX
 
 
@@ -54,36 +60,13 @@ def entry(kind: str, step: str | None, **fields: Any) -> dict[str, Any]:
     return {"at": now(), "kind": kind, "step": step, **fields}
 
 
-def go_to(next_id: str | None, update: dict[str, Any]) -> Command:
-    """Move to ``next_id`` (or finish when it is None), applying ``update``."""
+def moved(next_id: str | None, update: dict[str, Any]) -> dict[str, Any]:
+    """The update that moves the run to ``next_id`` (finished when None)."""
     status = "running" if next_id else "completed"
-    return Command(goto=next_id or END,
-                   update={**update, "cursor": next_id, "status": status, "failure": None})
+    return {**update, "cursor": next_id, "status": status, "failure": None, "rejected": None}
 
 
-def aborted(step_id: str) -> Command:
-    """Abort at ``step_id``: the run is finished; compensations run next."""
-    return Command(goto=COMPENSATE, update={"status": "aborted", "cursor": step_id,
-                                            "compensating": True,
-                                            "log": [entry("abort", step_id)]})
-
-
-def is_abort(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("kind") == ABORT
-
-
-def pause(step_id: str, step_type: str,
-          on_submit: Callable[[dict[str, Any], dict[str, Any]], Command],
-          ) -> Callable[[dict[str, Any]], Command]:
-    """A node that interrupts once, then aborts or hands the submitted data (and the state)
-    to ``on_submit``."""
-
-    def node(state: dict[str, Any]) -> Command:
-        # Nothing before interrupt(): on resume the node runs again from its first line.
-        value = interrupt({"step": step_id, "type": step_type})
-        if is_abort(value):
-            return aborted(step_id)
-        return on_submit(value.get("data") or {}, state)
-
-    node.__name__ = f"{step_type}_{step_id}"
-    return node
+def aborted_update(step_id: str | None) -> dict[str, Any]:
+    """The update that aborts the run at ``step_id``; compensations run next."""
+    return {"status": "aborted", "cursor": step_id, "compensating": True, "rejected": None,
+            "log": [entry("abort", step_id)]}

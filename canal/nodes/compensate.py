@@ -12,35 +12,35 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from langgraph.graph import END
-from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from canal.errors import TemplateError
-from canal.nodes.automated import Call, RunContext, journaled
+from canal.nodes.automated import Call, arguments_of, journaled
 from canal.nodes.base import entry
+from canal.nodes.deps import Deps, thread_id
 from canal.spec.models import WorkflowSpec
-from canal.spec.templates import resolve, run_lookup
 
 
-def compensate(spec: WorkflowSpec) -> Callable[..., Command]:
-    def node(state: dict[str, Any], runtime: Runtime[RunContext]) -> Command:
-        ctx = runtime.context
+def compensate(spec: WorkflowSpec, deps: Deps) -> Callable[[dict[str, Any]], Command]:
+    def node(state: dict[str, Any]) -> Command:
+        thread = thread_id()
         result = state.get("result") or {}
         log = []
         for step in reversed(spec.steps):
             if step.compensate is None or step.id not in result:
                 continue
-            key = f"{ctx.thread_id}:compensate:{step.id}"
+            key = f"{thread}:compensate:{step.id}"
             call = Call(f"compensate:{step.id}", step.compensate.tool, timeout=step.timeout)
-            arguments: Any = None
+            shown: Any = None
             try:
-                arguments = resolve(step.compensate.input_mapping, run_lookup(state))
+                arguments, shown = arguments_of(step.compensate.input_mapping, state, deps)
             except TemplateError as exc:
                 outcome, how = {"ok": False, "error": exc.message}, {}
             else:
-                outcome, how = journaled(call, ctx, key, arguments)
+                outcome, how = journaled(call, deps, thread, key, arguments)
             log.append(entry("compensate", step.id, tool=call.tool, key=key,
-                             arguments=arguments, **how, **outcome))
+                             arguments=shown, **how, **outcome))
+        deps.tools.close()
         return Command(goto=END, update={"compensating": False, "log": log})
 
     node.__name__ = "compensate"

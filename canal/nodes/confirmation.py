@@ -1,46 +1,52 @@
 """Confirmation before a destructive call.
 
-An automated step whose tool is marked ``destructiveHint: true`` (or that says
-``confirm: true``) gets this node under its own name, in front of the node that calls the
-tool. It asks once per attempt for ``{"confirm": true}``; ``false`` parks the run as failed
-with the ``action`` gate (``retry`` asks again). A step already confirmed for the current
-attempt (a resend after a crash) passes straight through.
+Every automated step has this node under its own name, in front of the node that calls the
+tool, so the graph is the same whichever tools turn out destructive. It passes straight
+through unless the step is in the run's ``confirm_steps`` (fixed when the run starts: the
+step says ``confirm: true``, or its tool is marked ``destructiveHint: true``). Then it asks
+once per attempt for ``{"confirm": true}``; ``false`` parks the run as failed with the
+``action`` gate (``retry`` asks again). A step already confirmed for the current attempt
+(a resend after a crash) passes straight through.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 
-from canal.nodes.base import aborted, call_node, entry, is_abort, recovery_node
+from canal.nodes.ask import ask, check_answer, reject
+from canal.nodes.automated import failed
+from canal.nodes.base import COMPENSATE, aborted_update, call_node, entry, is_abort
+from canal.nodes.deps import Deps, thread_id
+from canal.nodes.failure import Failure
+from canal.nodes.gate import CONFIRM_GATE
 from canal.nodes.keys import call_key
-from canal.spec.models import StepSpec
-
-DECLINED = "the call was not confirmed"
+from canal.spec.models import StepSpec, WorkflowSpec
 
 
-def confirmation(step: StepSpec) -> Callable[[dict[str, Any]], Command]:
+def confirmation(spec: WorkflowSpec, step: StepSpec,
+                 deps: Deps) -> Callable[[dict[str, Any]], Command]:
     assert step.automation is not None
+    tool = step.automation.tool
 
     def node(state: dict[str, Any]) -> Command:
         attempt = (state.get("attempts") or {}).get(step.id, 0)
-        if (state.get("confirmed") or {}).get(step.id) == attempt:
+        if (step.id not in (state.get("confirm_steps") or [])
+                or (state.get("confirmed") or {}).get(step.id) == attempt):
             return Command(goto=call_node(step.id))
-        # Nothing with a side effect before interrupt(): the node reruns on resume.
-        value = interrupt({"step": step.id, "type": "confirmation"})
+        value = ask(spec, state, deps)
         if is_abort(value):
-            return aborted(step.id)
-        if (value.get("data") or {}).get("confirm") is True:
+            return Command(goto=COMPENSATE, update=aborted_update(step.id))
+        check = check_answer(CONFIRM_GATE, value, deps)
+        if not check.accepted:
+            return reject(step.id, step.id, check)
+        said = entry("confirm", step.id, confirm=check.data["confirm"], attempt=attempt)
+        if check.data["confirm"] is True:
             return Command(goto=call_node(step.id), update={
-                "confirmed": {step.id: attempt},
-                "log": [entry("confirm", step.id, confirm=True, attempt=attempt)]})
-        key = call_key(state.get("thread_id", ""), step.id, attempt)
-        return Command(goto=recovery_node(step.id), update={
-            "status": "failed", "cursor": step.id,
-            "log": [entry("confirm", step.id, confirm=False, attempt=attempt)],
-            "failure": {"step": step.id, "tool": step.automation.tool, "error": DECLINED,
-                        "key": key}})
+                "confirmed": {step.id: attempt}, "rejected": None, "log": [said]})
+        key = call_key(thread_id(), step.id, attempt)
+        return failed(Failure("declined", step.id, tool, key), [said])
 
     node.__name__ = f"confirmation_{step.id}"
     return node

@@ -86,3 +86,29 @@ def _show(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def json_schema(schema: Mapping[str, FieldSpec]) -> dict[str, Any]:
+    """The gate as JSON Schema: what an interrupt's ``response_schema`` carries."""
+    properties: dict[str, Any] = {}
+    for name, spec in schema.items():
+        prop: dict[str, Any] = {"type": spec.type}
+        if spec.desc:
+            prop["description"] = spec.desc
+        if spec.enum is not None:
+            prop["enum"] = list(spec.enum)
+        if spec.pattern is not None:
+            prop["pattern"] = spec.pattern
+        if spec.default is not None:
+            prop["default"] = spec.default
+        bounds = {"string": ("minLength", "maxLength"), "array": ("minItems", "maxItems")}
+        low, high = bounds.get(spec.type, ("minimum", "maximum"))
+        if spec.min is not None:
+            prop[low] = spec.min
+        if spec.max is not None:
+            prop[high] = spec.max
+        if spec.sensitive:
+            prop["writeOnly"] = True
+        properties[name] = prop
+    return {"type": "object", "properties": properties,
+            "required": [n for n, s in schema.items() if s.required]}

@@ -1,23 +1,46 @@
-"""Interactive steps: pause until the agent submits data that passed the gate."""
+"""Interactive steps: pause until the answer passes the step's gate, then store it."""
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from langgraph.graph import END
 from langgraph.types import Command
 
-from canal.nodes.base import entry, go_to, pause
-from canal.spec.models import StepSpec
+from canal.graphs.state import accept
+from canal.nodes.ask import ask, check_answer, reject
+from canal.nodes.base import COMPENSATE, aborted_update, entry, is_abort, moved
+from canal.nodes.deps import Deps
+from canal.nodes.sensitive import seal_fields
+from canal.spec.models import StepSpec, WorkflowSpec
 
 
-def interactive(step: StepSpec, next_id: str | None) -> Callable[[dict[str, Any]], Command]:
-    """Interrupt once; store the submitted gate data (checked by the runtime) under the step id.
+def interactive(spec: WorkflowSpec, step: StepSpec, next_id: str | None,
+                deps: Deps) -> Callable[[dict[str, Any]], Command]:
+    """Take the step's pre-answer if the run was started with one, else pause once; store
+    the data that passes the gate (sensitive values sealed) under the step id.
 
-    A step without a gate schema is a plain confirmation: an empty submission continues.
+    A step without a gate schema takes any acknowledgement and stores ``{}``.
     """
 
-    def store(data: dict[str, Any], _state: dict[str, Any]) -> Command:
-        return go_to(next_id, {"gate": {step.id: data},
-                               "log": [entry("submit", step.id, data=data)]})
+    def node(state: dict[str, Any]) -> Command:
+        # Nothing with a side effect before ask(): on resume the node runs from the top.
+        prefilled = (state.get("prefill") or {}).get(step.id)
+        consumed: dict[str, Any] = {}
+        if prefilled is not None:
+            value, consumed = prefilled, {"prefill": {step.id: None}}
+        else:
+            value = ask(spec, state, deps)
+        if is_abort(value):
+            return Command(goto=COMPENSATE, update=aborted_update(step.id))
+        check = check_answer(step.gate, value, deps)
+        if not check.accepted:
+            return reject(step.id, step.id, check, **consumed)
+        data = seal_fields(step.gate, check.data, deps.sealer)
+        done = entry("submit", step.id, data=data,
+                     **({"prefilled": True} if prefilled is not None else {}))
+        return Command(goto=next_id or END, update=moved(next_id, {
+            **consumed, "gate": accept({step.id: data}), "log": [done]}))
 
-    return pause(step.id, step.type, store)
+    node.__name__ = f"interactive_{step.id}"
+    return node

@@ -1,32 +1,33 @@
 """``Canal``: the one object every interface (CLI, LangChain tools, servers) calls.
 
-Each method is one operation on a run and returns an ``Envelope``. Writing operations
-(``start``, ``advance``, ``abort``, ``recover``, ``migrate``) take the run's lock and compile
-its pinned definition's graph; reading ones (``current``, ``runs``, ``history``) only read
-the latest checkpoint, so they never import LangGraph's graph engine. Tool commands live in
-``canal.runtime.tools``, history and retention in ``canal.runtime.retention``.
+The compiled graph holds every rule (DESIGN.md §8); this facade is a thin door onto it.
+Each run operation takes the run's lock, sends the graph one LangGraph input (``{}`` to
+start, ``Command(resume=...)`` to answer, ``None`` to recover) and returns an ``Envelope``
+built from the state the graph saved. It checks a submission with the same gate function
+the graph runs, only to answer a rejection without touching the graph. Reading operations
+(``current``, ``runs``, ``history``) read the latest checkpoint and never import
+LangGraph's graph engine. Tool commands are the ``ToolCommands`` service, history and
+pruning the ``Retention`` service.
 """
 
 from __future__ import annotations
 
-import json
 import secrets
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
-from canal.errors import CanalError, RunNotFound, RunStateError, UsageError, WorkflowNotFound
+from canal.errors import CanalError, RunNotFound, RunStateError, WorkflowNotFound
 from canal.limits import check as check_limits
+from canal.limits import json_plain_data
+from canal.nodes.failure import STOPPED
 from canal.nodes.gate import check_gate
-from canal.runtime.envelope import (
-    Envelope,
-    completed_steps,
-    envelope_of,
-    gate_of,
-    missing_fields,
-    stopped_mid_step,
-)
+from canal.nodes.keys import call_key
+from canal.nodes.sensitive import TextSealer
+from canal.nodes.view import gate_of, stopped_mid_step
+from canal.runtime.envelope import Envelope, completed_steps, envelope_of, missing_fields
 from canal.runtime.retention import Retention
 from canal.runtime.tools import ToolCommands
 from canal.spec.loader import (
@@ -44,17 +45,19 @@ from canal.tools.client import PythonTools, ToolClient
 from canal.tools.routed import RoutedTools
 
 FINISHED = ("completed", "aborted")
+_OWN = object()  # compile(): use the store's checkpointer
 
 
-class Canal(ToolCommands, Retention):
-    """Start, advance, inspect and abort workflow runs.
+class Canal:
+    """Start, advance, inspect and abort workflow runs; compile workflows into graphs.
 
     Every argument is optional and defaults as the CLI does (see ``canal.config``):
     ``workflows`` is the folder of workflow folders, ``home`` the state folder,
     ``checkpointer`` a URL (``sqlite:///...``, ``memory:``, ``postgresql://...``) or a
-    LangGraph checkpointer object, ``mcp_config`` the ``.mcp.json`` file, ``tools`` the
-    ``ToolClient`` automated steps call (default: Python tools from ``canal.yaml``, then the
-    MCP tools in the tool cache).
+    LangGraph saver object (canal then keeps its registry, pinned definitions and call
+    journal durably in ``<home>/canal.db`` beside it), ``mcp_config`` the ``.mcp.json``
+    file, ``tools`` the ``ToolClient`` automated steps call (default: Python tools from
+    ``canal.yaml``, then the MCP tools in the tool cache).
     """
 
     def __init__(self, workflows: str | Path | None = None, home: str | Path | None = None,
@@ -67,18 +70,32 @@ class Canal(ToolCommands, Retention):
         self.tool_cache = ToolCache(self.settings.home / "tools")
         self.tools: ToolClient = tools or RoutedTools(
             PythonTools(self.settings.python_tools), self.tool_cache, self.settings.mcp_config)
+        self.tool_commands = ToolCommands(self.settings, self.tool_cache)
+        self.retention = Retention(self)
         self._store: Store | None = None
-        self._graphs: dict[str, Any] = {}  # "digest|confirm steps" -> compiled graph
+        self._sealer: TextSealer | None = None
+        self._graphs: dict[str, Any] = {}  # content digest -> graph on the store's saver
         self._specs: dict[str, WorkflowSpec] = {}  # content digest -> pinned definition
 
     # -- plumbing ----------------------------------------------------------------------
 
     @property
-    def store(self) -> Store:
-        if self._store is None:
+    def sealer(self) -> TextSealer:
+        """canal's key: the home's (``CANAL_ENCRYPTION_KEY`` or ``<home>/key``), or for
+        ``memory:`` state, which never leaves the process, a key that lives as long as
+        this object."""
+        if self._sealer is None:
             from canal.crypto import Sealer
 
-            self._store = open_store(self.settings.checkpointer, Sealer(self.settings.home))
+            memory = self.settings.checkpointer in ("memory", "memory:", "memory://")
+            self._sealer = Sealer.ephemeral() if memory else Sealer(self.settings.home)
+        return self._sealer
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = open_store(self.settings.checkpointer, self.sealer,
+                                     home=self.settings.home)
         return self._store
 
     def close(self) -> None:
@@ -102,11 +119,74 @@ class Canal(ToolCommands, Retention):
     def workflows(self) -> list[str]:
         return list_workflows(self.settings.workflows)
 
+    def compile(self, workflow: str | WorkflowSpec, checkpointer: Any = _OWN) -> Any:
+        """Workflow ``workflow`` as a LangGraph ``CompiledStateGraph`` that enforces every
+        rule on its own (DESIGN.md §8): ``graph.invoke({}, config)`` starts a run,
+        ``Command(resume=data)`` answers the step it pauses at, ``canal.ABORT`` aborts.
+
+        The graph calls tools through this object's tool client and keeps its call journal
+        in this object's store. ``checkpointer`` defaults to the store's saver; give
+        ``None`` to nest the graph in a parent graph or serve it from LangGraph Server,
+        which bring their own.
+        """
+        spec = self._load_and_pin(workflow) if isinstance(workflow, str) else workflow
+        if checkpointer is _OWN:
+            return self._graph(spec)
+        from canal.graphs.compile import compile_graph
+
+        return compile_graph(spec, self._deps(spec), checkpointer)
+
+    def graph(self, workflow: str) -> str:
+        """The compiled graph of ``workflow`` as Mermaid text: exactly what runs."""
+        from canal.graphs.compile import compile_graph
+
+        spec = self.workflow(workflow)
+        return compile_graph(spec, self._deps(spec)).get_graph().draw_mermaid()
+
+    def validate(self, names: list[str] | None = None) -> list[dict[str, Any]]:
+        """A report per workflow (default: every one): ``{"workflow", "valid", "problems"}``."""
+        from canal.spec import check_workflow
+
+        reports = []
+        for name in names or self.workflows():
+            _, problems = check_workflow(workflow_dir(self.settings.workflows, name))
+            reports.append({"workflow": name, "valid": not problems, "problems": problems})
+        return reports
+
+    def _deps(self, spec: WorkflowSpec) -> Any:
+        from canal.nodes.deps import Deps
+
+        tools = self.tools
+        if spec.servers is not None:
+            from canal.tools.routed import FencedTools
+
+            tools = FencedTools(self.tools, spec.servers, spec.name)
+        return Deps(tools=tools, journal=self.store, registry=self.store, sealer=self.sealer)
+
+    def _graph(self, spec: WorkflowSpec) -> Any:
+        graph = self._graphs.get(spec.digest)
+        if graph is None:
+            from canal.graphs.compile import compile_graph
+
+            graph = self._graphs[spec.digest] = compile_graph(spec, self._deps(spec),
+                                                              self.store.saver())
+        return graph
+
+    def _load_and_pin(self, name: str) -> WorkflowSpec:
+        """Load workflow ``name`` from disk and pin its files under their digest."""
+        folder = workflow_dir(self.settings.workflows, name)
+        files = workflow_files(folder)
+        spec = load_files(name, files, str(folder))
+        self.store.save_definition(spec.digest, spec.name,
+                                   {k: v.decode() for k, v in files.items() if v is not None})
+        return spec
+
     @staticmethod
     def _config(thread_id: str) -> dict[str, Any]:
         return {"configurable": {"thread_id": thread_id}}
 
-    def _values(self, thread_id: str) -> dict[str, Any]:
+    def values(self, thread_id: str) -> dict[str, Any]:
+        """The latest state of run ``thread_id`` (RunNotFound when there is none)."""
         check_name(thread_id, "thread")
         if self.store.lookup(thread_id) is None:
             raise RunNotFound(f"no run with thread id {thread_id!r}", thread_id=thread_id)
@@ -115,9 +195,9 @@ class Canal(ToolCommands, Retention):
             raise RunNotFound(f"run {thread_id!r} has no saved state", thread_id=thread_id)
         return dict(found.checkpoint["channel_values"])
 
-    def _run(self, thread_id: str) -> tuple[WorkflowSpec, dict[str, Any]]:
+    def run(self, thread_id: str) -> tuple[WorkflowSpec, dict[str, Any]]:
         """The run's pinned definition and its latest state."""
-        values = self._values(thread_id)
+        values = self.values(thread_id)
         return self._pinned(thread_id, values), values
 
     def _pinned(self, thread_id: str, values: dict[str, Any]) -> WorkflowSpec:
@@ -140,11 +220,6 @@ class Canal(ToolCommands, Retention):
             self._specs[digest] = spec
         return spec
 
-    def _save_definition(self, spec: WorkflowSpec, files: dict[str, bytes | None]) -> None:
-        """Pin ``spec``'s files (valid, so every one was read and is UTF-8) by its digest."""
-        self.store.save_definition(spec.digest, spec.name,
-                                   {k: v.decode() for k, v in files.items() if v is not None})
-
     def _on_disk(self, name: str) -> tuple[Path | None, dict[str, bytes | None]]:
         try:
             folder = workflow_dir(self.settings.workflows, name)
@@ -152,70 +227,44 @@ class Canal(ToolCommands, Retention):
             return None, {}
         return folder, workflow_files(folder)
 
-    def _invoke(self, spec: WorkflowSpec, thread_id: str, before: dict[str, Any], *,
-                start: Any = None, resume: Any = None, rewrite: Any = None,
-                confirm: list[str] | None = None) -> Envelope:
-        """Run the graph until it pauses or ends; return the envelope with this call's tools.
-
-        Exactly one of: ``start`` (the initial state), ``resume`` (the value for the pending
-        interrupt), ``rewrite`` (a ``(Command, step id)`` applied as if that step had
-        returned it, for a step whose process died mid-call), or nothing (re-run the
-        pending step).
-        """
-        from langgraph.types import Command
-
-        from canal.graphs.compile import compile_graph
-        from canal.nodes.automated import RunContext
-
-        if confirm is None:
-            confirm = (start or before).get("confirm_steps") or []
-        cache_key = f"{spec.digest}|{','.join(sorted(confirm))}"
-        graph = self._graphs.get(cache_key)
-        if graph is None:
-            graph = self._graphs[cache_key] = compile_graph(spec, self.store.saver(),
-                                                            frozenset(confirm))
-        config = self._config(thread_id)
-        graph_input = start
-        if resume is not None:
-            graph_input = Command(resume=resume)
+    def _invoke(self, spec: WorkflowSpec, thread_id: str, before: dict[str, Any],
+                graph_input: Any) -> Envelope:
+        """Send the graph one input; the envelope of where the run stops, with the tool
+        calls this made."""
+        graph = self._graph(spec)
         try:
-            if rewrite is not None:
-                graph.update_state(config, rewrite[0], as_node=rewrite[1])
-            tools: Any = self.tools
-            if spec.servers is not None:
-                from canal.tools.routed import FencedTools
-
-                tools = FencedTools(self.tools, spec.servers, spec.name)
-            context = RunContext(tools=tools, journal=self.store, thread_id=thread_id)
             with _untraced_if_sensitive(spec):
-                graph.invoke(graph_input, config, context=context, durability="sync")
+                graph.invoke(graph_input, self._config(thread_id), durability="sync")
         finally:
             self.tools.close()
-        after = self._values(thread_id)
+        after = self.values(thread_id)
         new = after.get("log", [])[len(before.get("log", [])):]
         executed = [{**{k: v for k, v in e.items() if k not in ("kind", "at")},
                      **({"compensation": True} if e["kind"] == "compensate" else {})}
                     for e in new if e["kind"] in ("tool", "compensate")]
-        return envelope_of(thread_id, spec, after, executed)
+        return envelope_of(thread_id, spec, after, self.sealer, executed)
+
+    def _park(self, spec: WorkflowSpec, thread_id: str, values: dict[str, Any]) -> None:
+        """Park a run whose process died mid-step at that step's recovery node, so the
+        answer a person gives now goes the ordinary way."""
+        from canal.nodes.automated import parked
+
+        step = spec.step(values["cursor"])
+        attempt = (values.get("attempts") or {}).get(step.id, 0)
+        command, as_node = parked(step, thread_id, attempt)
+        self._graph(spec).update_state(self._config(thread_id), command, as_node=as_node)
 
     # -- operations --------------------------------------------------------------------
 
     def start(self, name: str, thread_id: str | None = None) -> Envelope:
         """Create a run of workflow ``name`` and run it to its first pause."""
-        from canal.graphs.state import initial_state
-        from canal.nodes.base import now
-
-        folder = workflow_dir(self.settings.workflows, name)
-        files = workflow_files(folder)
-        spec = load_files(name, files, str(folder))
         thread_id = check_name(thread_id, "thread") if thread_id else _new_thread_id(name)
-        if not self.store.register(thread_id, spec.name, now()):
-            raise RunStateError(f"thread id {thread_id!r} is already taken", thread_id=thread_id)
-        self._save_definition(spec, files)
-        state = initial_state(spec.name, spec.digest, spec.steps[0].id, thread_id,
-                              self._confirm_steps(spec))
+        spec = self._load_and_pin(name)
         with self.store.lock(thread_id):
-            return self._invoke(spec, thread_id, {}, start=state)
+            if self.store.lookup(thread_id) is not None:
+                raise RunStateError(f"thread id {thread_id!r} is already taken",
+                                    thread_id=thread_id)
+            return self._invoke(spec, thread_id, {}, {})
 
     def advance(self, thread_id: str, data: Any = None, step: str | None = None) -> Envelope:
         """Submit ``data`` for the current step.
@@ -226,37 +275,41 @@ class Canal(ToolCommands, Retention):
         meant for that step only: if the run has moved on (another session or worker
         advanced it), the answer is status ``stale`` and nothing changes.
         """
-        from canal.nodes.base import submit
+        from langgraph.types import Command
+
+        from canal.nodes.base import resume_value
+        from canal.nodes.sensitive import seal_fields
 
         data = json_plain_data({} if data is None else data)
         check_limits(data, "the submitted data", self.settings.limits)
         with self._writer(thread_id):
-            spec, values = self._run(thread_id)
+            spec, values = self.run(thread_id)
             self._ensure_open(thread_id, values)
             if step is not None and step != values["cursor"]:
-                env = envelope_of(thread_id, spec, values)
+                env = envelope_of(thread_id, spec, values, self.sealer)
                 env.status = "stale"
                 env.errors = [{"field": "", "message": f"the data is for step {step!r} but the "
                                f"run is at step {values['cursor']!r}; nothing was applied"}]
                 return env
-            check = check_gate(gate_of(spec, values), data)
+            gate = gate_of(spec, values)
+            check = check_gate(gate, data)
             if not check.accepted:
-                env = envelope_of(thread_id, spec, values)
+                env = envelope_of(thread_id, spec, values, self.sealer)
                 env.status, env.errors = "rejected", check.errors
                 env.missing, env.dropped = check.missing, check.dropped
                 return env
             if stopped_mid_step(spec, values):
-                env = self._invoke(spec, thread_id, values, rewrite=self._in_flight(
-                    spec, thread_id, values, check.data["action"]))
-            else:
-                env = self._invoke(spec, thread_id, values, resume=submit(check.data))
+                self._park(spec, thread_id, values)
+            answer = resume_value(seal_fields(gate, check.data, self.sealer))
+            env = self._invoke(spec, thread_id, values, Command(resume=answer))
             env.dropped = check.dropped
             return env
 
     def current(self, thread_id: str) -> Envelope:
         """Where the run stands: its step, what is done, what is still to be collected."""
-        spec, values = self._run(thread_id)
-        env = envelope_of(thread_id, spec, values, stopped=self._stopped(thread_id, spec, values))
+        spec, values = self.run(thread_id)
+        env = envelope_of(thread_id, spec, values, self.sealer,
+                          stopped=self._stopped(thread_id, spec, values))
         env.completed = completed_steps(spec, values)
         if env.status == "awaiting_input":
             env.missing = missing_fields(gate_of(spec, values))
@@ -269,48 +322,36 @@ class Canal(ToolCommands, Retention):
     def recover(self, thread_id: str) -> Envelope:
         """Continue a run whose process died during an automated step, as far as is safe.
 
-        A call whose outcome was journaled is replayed, one never sent is sent, one in
-        flight is sent again only when the tool is safe to repeat; otherwise the step parks
-        as ``failed`` ("may or may not have happened") for a person to decide. A run that did
+        The graph goes on from its latest checkpoint (LangGraph's ``invoke(None)``): a call
+        whose outcome was journaled is replayed, one never sent is sent, one in flight is
+        sent again only when the tool is safe to repeat; otherwise the step parks as
+        ``failed`` ("may or may not have happened") for a person to decide. A run that did
         not stop mid-step is returned as it is.
         """
         with self._writer(thread_id):
-            spec, values = self._run(thread_id)
+            spec, values = self.run(thread_id)
             if values.get("compensating"):  # aborted, but its compensations were cut short
-                return self._invoke(spec, thread_id, values)
+                return self._invoke(spec, thread_id, values, None)
             self._ensure_open(thread_id, values)
             if not stopped_mid_step(spec, values):
-                return envelope_of(thread_id, spec, values)
-            return self._invoke(spec, thread_id, values)
-
-    def _confirm_steps(self, spec: WorkflowSpec) -> list[str]:
-        """Automated steps that ask for confirmation: ``confirm: true``, or a tool whose MCP
-        annotations explicitly say ``destructiveHint: true`` (unless ``confirm: false``)."""
-        destructive = getattr(self.tools, "destructive", lambda _tool: False)
-        return [s.id for s in spec.steps if s.automation is not None and (
-            s.confirm is True or (s.confirm is None and destructive(s.automation.tool)))]
+                return envelope_of(thread_id, spec, values, self.sealer)
+            return self._invoke(spec, thread_id, values, None)
 
     def _stopped(self, thread_id: str, spec: WorkflowSpec, values: dict[str, Any]) -> str:
         """Why a run that stopped mid-step stands where it does, from the call journal."""
-        from canal.nodes.keys import call_key
-
         if not stopped_mid_step(spec, values):
-            return ""
+            return STOPPED["unknown"]
         step = spec.step(values["cursor"])
         key = call_key(thread_id, step.id, (values.get("attempts") or {}).get(step.id, 0))
         known = self.store.call_record(thread_id, key)
         if known is None:
-            return ("the run stopped before this step's call was sent; recover, or answer "
-                    "retry, to send it")
+            return STOPPED["not_sent"]
         if known["outcome"] is not None:
-            return ("the run stopped after this step's call finished, before its result was "
-                    "saved; recover, or answer retry, to save it without calling again")
+            return STOPPED["finished"]
         assert step.automation is not None
         if step.automation.idempotent or self.tools.safe_to_repeat(step.automation.tool):
-            return ("the run stopped during this step's call, which is safe to repeat; "
-                    "recover, or answer retry, to send it again")
-        return ("the call may or may not have happened (the process stopped during it); "
-                "answer retry to send it again, skip or abort")
+            return STOPPED["safe"]
+        return STOPPED["in_flight"]
 
     def migrate(self, thread_id: str) -> Envelope:
         """Move a run onto the definition now on disk, when that is safe for where it stands.
@@ -321,11 +362,13 @@ class Canal(ToolCommands, Retention):
         """
         from langgraph.types import Command
 
+        from canal.errors import MigrationRefused
         from canal.nodes.base import entry, recovery_node
-        from canal.runtime.migrate import MigrationRefused, migration_problems
+        from canal.nodes.begin import confirm_steps
+        from canal.runtime.migrate import migration_problems
 
         with self._writer(thread_id):
-            old, values = self._run(thread_id)
+            old, values = self.run(thread_id)
             self._ensure_open(thread_id, values)
             folder, files = self._on_disk(old.name)
             if folder is None:
@@ -337,27 +380,28 @@ class Canal(ToolCommands, Retention):
             reasons = migration_problems(old, new, values)
             if reasons:
                 raise MigrationRefused(thread_id, reasons)
-            self._save_definition(new, files)
+            self._load_and_pin(old.name)
             cursor = values["cursor"]
             waiting = recovery_node(cursor) if values.get("status") == "failed" else cursor
-            confirm = self._confirm_steps(new)
-            move = Command(goto=waiting, update={"digest": new.digest, "confirm_steps": confirm,
-                                                 "log": [entry("migrate", cursor, **{
-                                                     "from": old.digest, "to": new.digest})]})
-            self._invoke(new, thread_id, values, rewrite=(move, waiting), confirm=confirm)
+            move = Command(goto=waiting, update={
+                "digest": new.digest, "confirm_steps": confirm_steps(new, self._deps(new)),
+                "log": [entry("migrate", cursor, **{"from": old.digest, "to": new.digest})]})
+            self._graph(new).update_state(self._config(thread_id), move, as_node=waiting)
+            self._invoke(new, thread_id, values, None)
         return self.current(thread_id)
 
     def abort(self, thread_id: str) -> Envelope:
         """Stop the run wherever it is; it cannot be advanced afterwards."""
-        from canal.nodes.base import abort_request
+        from langgraph.types import Command
+
+        from canal.nodes.base import ABORT
 
         with self._writer(thread_id):
-            spec, values = self._run(thread_id)
+            spec, values = self.run(thread_id)
             self._ensure_open(thread_id, values)
             if stopped_mid_step(spec, values):
-                return self._invoke(spec, thread_id, values,
-                                    rewrite=self._in_flight(spec, thread_id, values, "abort"))
-            return self._invoke(spec, thread_id, values, resume=abort_request())
+                self._park(spec, thread_id, values)
+            return self._invoke(spec, thread_id, values, Command(resume=ABORT))
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run: thread id, workflow, status, current step, creation and update times."""
@@ -371,7 +415,7 @@ class Canal(ToolCommands, Retention):
                 if record.workflow not in specs:
                     specs[record.workflow] = self._spec_or_none(record.workflow)
                 spec = specs[record.workflow]
-                status = (envelope_of(record.thread_id, spec, values).status if spec
+                status = (envelope_of(record.thread_id, spec, values, None).status if spec
                           else "awaiting_input")
             out.append({"thread_id": record.thread_id, "workflow": record.workflow,
                         "status": status, "step": values.get("cursor"),
@@ -384,6 +428,27 @@ class Canal(ToolCommands, Retention):
             return self.workflow(name)
         except CanalError:
             return None
+
+    # -- the services, as facade methods ------------------------------------------------
+
+    def history(self, thread_id: str) -> dict[str, Any]:
+        return self.retention.history(thread_id)
+
+    def prune(self, older_than: timedelta, include_waiting: bool = False,
+              now: datetime | None = None) -> dict[str, Any]:
+        return self.retention.prune(older_than, include_waiting, now)
+
+    def discover(self) -> dict[str, Any]:
+        return self.tool_commands.discover()
+
+    def index(self, full: bool = False) -> dict[str, Any]:
+        return self.tool_commands.index(full)
+
+    def meta(self, tool: str, required_only: bool = False) -> dict[str, Any]:
+        return self.tool_commands.meta(tool, required_only)
+
+    def call(self, tool: str, arguments: Any, confirm: bool = False) -> dict[str, Any]:
+        return self.tool_commands.call(tool, arguments, confirm)
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -402,31 +467,10 @@ class Canal(ToolCommands, Retention):
             raise RunStateError(f"run {thread_id!r} is {values['status']}; it cannot change "
                                 "any more", thread_id=thread_id, status=values["status"])
 
-    @staticmethod
-    def _in_flight(spec: WorkflowSpec, thread_id: str, values: dict[str, Any],
-                   action: str) -> Any:
-        """The rewrite that applies ``action`` to a step whose process died mid-call.
-
-        ``retry`` approves sending the call again under its key (a call whose outcome the
-        journal already holds is replayed, not sent)."""
-        from langgraph.types import Command
-
-        from canal.nodes.keys import call_key
-        from canal.nodes.base import aborted, entry, go_to
-
-        step_id = values["cursor"]
-        log = [entry("action", step_id, action=action)]
-        if action == "retry":
-            key = call_key(thread_id, step_id, (values.get("attempts") or {}).get(step_id, 0))
-            return Command(goto=step_id, update={"approved": {step_id: key}, "log": log}), step_id
-        if action == "skip":
-            return go_to(spec.next_id(step_id), {"log": log}), step_id
-        return aborted(step_id), step_id
-
 
 def _untraced_if_sensitive(spec: WorkflowSpec) -> Any:
-    """No LangSmith tracing for a workflow with sensitive fields: a trace carries the whole
-    state, secrets included. Other workflows trace as the environment says."""
+    """No LangSmith tracing for a workflow with sensitive fields run through the facade: a
+    trace carries every input and output. Other workflows trace as the environment says."""
     import contextlib
 
     if not any(f.sensitive for step in spec.steps for f in step.gate.values()):
@@ -434,14 +478,6 @@ def _untraced_if_sensitive(spec: WorkflowSpec) -> Any:
     from langsmith.run_helpers import tracing_context
 
     return tracing_context(enabled=False)
-
-
-def json_plain_data(data: Any) -> Any:
-    """Submitted data as JSON-plain values (what every checkpointer stores), or UsageError."""
-    try:
-        return json.loads(json.dumps(data, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"the submitted data is not JSON data: {exc}") from exc
 
 
 def _new_thread_id(workflow: str) -> str:

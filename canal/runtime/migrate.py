@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from canal.errors import RunStateError
-from canal.runtime.envelope import stopped_mid_step
+from canal.nodes.view import stopped_mid_step
 from canal.spec.models import StepSpec, WorkflowSpec
-
-
-class MigrationRefused(RunStateError):
-    code = "migration_refused"
-
-    def __init__(self, thread_id: str, reasons: list[str]) -> None:
-        super().__init__(f"run {thread_id!r} cannot move to the new definition: "
-                         + "; ".join(reasons), thread_id=thread_id, reasons=reasons)
 
 
 def _shape(step: StepSpec) -> tuple[Any, ...]:

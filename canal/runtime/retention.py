@@ -1,12 +1,15 @@
-"""The history and retention half of the ``Canal`` facade: ``history`` and ``prune``."""
+"""The history and retention service of the ``Canal`` facade: ``history`` and ``prune``."""
 
 from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Protocol
 
+from canal.checkpoints import Store
 from canal.errors import RunConflict, UsageError
+from canal.nodes.sensitive import TextSealer
+from canal.spec.models import WorkflowSpec
 
 _AGE = re.compile(r"(\d+)([smhdw])")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -21,18 +24,35 @@ def parse_age(text: str) -> timedelta:
     return timedelta(**{_UNITS[match[2]]: int(match[1])})
 
 
+class RunReader(Protocol):
+    """What retention needs of the facade."""
+
+    store: Store
+    sealer: TextSealer
+
+    def run(self, thread_id: str) -> tuple[WorkflowSpec, dict[str, Any]]: ...
+
+    def values(self, thread_id: str) -> dict[str, Any]: ...
+
+    def runs(self) -> list[dict[str, Any]]: ...
+
+
 class Retention:
-    """Mixed into ``Canal``; uses its store, run listing and locks."""
+    """History and pruning over the runs ``reader`` sees."""
+
+    def __init__(self, reader: RunReader) -> None:
+        self.reader = reader
 
     def history(self, thread_id: str) -> dict[str, Any]:
         """Every transition of a run, oldest first: time, step, kind and what it carried
         (submitted data, tool arguments, results, errors, attempts and tries)."""
-        from canal.runtime.redact import redact, secrets_of
+        from canal.nodes.sensitive import redact, secrets_of
 
-        spec, values = self._run(thread_id)  # type: ignore[attr-defined]
+        spec, values = self.reader.run(thread_id)
         return redact({"status": "ok", "thread_id": thread_id, "workflow": values.get("workflow"),
                        "run_status": values.get("status"),
-                       "entries": list(values.get("log") or [])}, secrets_of(spec, values))
+                       "entries": list(values.get("log") or [])},
+                      secrets_of(spec, values, self.reader.sealer))
 
     def prune(self, older_than: timedelta, include_waiting: bool = False,
               now: datetime | None = None) -> dict[str, Any]:
@@ -40,7 +60,8 @@ class Retention:
         only when asked, unfinished ones too), then the definitions no run uses any more."""
         cutoff = (now or datetime.now(timezone.utc)) - older_than
         removed, skipped, checkpoints = [], [], 0
-        for run in self.runs():  # type: ignore[attr-defined]
+        store = self.reader.store
+        for run in self.reader.runs():
             finished = run["status"] in ("completed", "aborted")
             updated = run["updated_at"] or run["created_at"]
             if datetime.fromisoformat(updated) >= cutoff:
@@ -49,16 +70,15 @@ class Retention:
                 skipped.append(run["thread_id"])
                 continue
             try:
-                with self.store.lock(run["thread_id"]):  # type: ignore[attr-defined]
-                    checkpoints += self.store.forget(run["thread_id"])  # type: ignore[attr-defined]
+                with store.lock(run["thread_id"]):
+                    checkpoints += store.forget(run["thread_id"])
             except RunConflict:
                 skipped.append(run["thread_id"])
                 continue
             removed.append({k: run[k] for k in ("thread_id", "workflow", "status",
                                                 "updated_at")})
-        keep = {self._values(r["thread_id"]).get("digest")  # type: ignore[attr-defined]
-                for r in self.runs()}  # type: ignore[attr-defined]
-        definitions = self.store.drop_definitions(keep)  # type: ignore[attr-defined]
+        keep = {self.reader.values(r["thread_id"]).get("digest") for r in self.reader.runs()}
+        definitions = store.drop_definitions(keep)
         return {"status": "ok", "count": len(removed), "removed": removed,
                 "checkpoints_removed": checkpoints, "definitions_removed": definitions,
                 "kept_unfinished": skipped}

@@ -1,23 +1,20 @@
-"""The tool half of the ``Canal`` facade: discover, index, meta and call."""
+"""The tool service of the ``Canal`` facade: discover, index, meta and call."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from canal.config import Settings
-from canal.errors import UsageError
+from canal.errors import NeedsConfirmation
 from canal.tools.cache import ToolCache
 
 
-class NeedsConfirmation(UsageError):
-    code = "needs_confirmation"
-
-
 class ToolCommands:
-    """Mixed into ``Canal``; uses its ``settings`` and ``tool_cache``."""
+    """Tool commands over one project's settings and tool cache."""
 
-    settings: Settings
-    tool_cache: ToolCache
+    def __init__(self, settings: Settings, tool_cache: ToolCache) -> None:
+        self.settings = settings
+        self.tool_cache = tool_cache
 
     def discover(self) -> dict[str, Any]:
         """Sync every configured MCP server's tools into the cache; the change summary."""
@@ -56,12 +53,11 @@ class ToolCommands:
         A tool whose annotations say ``destructiveHint: true`` is called only with
         ``confirm=True`` (``--confirm``); a tool without annotations is not destructive.
         """
-        from canal.runtime.canal import json_plain_data
+        from canal.limits import check as check_limits
+        from canal.limits import json_plain_data
         from canal.tools.mcp import McpConnections
         from canal.tools.meta import check_arguments, rules_of
         from canal.tools.servers import load_servers
-
-        from canal.limits import check as check_limits
 
         meta = self.tool_cache.get(tool)
         if meta.annotations.get("destructiveHint") is True and not confirm:

@@ -15,13 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from canal.errors import NotFound
+from canal.errors import ToolNotFound
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
-
-
-class ToolNotFound(NotFound):
-    code = "unknown_tool"
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,16 @@ class ToolClient(Protocol):
         """Whether calling ``tool`` twice is harmless (read-only or idempotent)."""
         ...
 
+    def destructive(self, tool: str) -> bool:
+        """Whether ``tool`` is known to destroy (MCP's ``destructiveHint`` explicitly true):
+        a workflow then asks for confirmation before calling it."""
+        ...
+
+    def server_of(self, tool: str) -> str | None:
+        """The MCP server that serves ``tool`` (None when it is not on a server): a workflow
+        that lists ``servers`` refuses tools served elsewhere."""
+        ...
+
     def close(self) -> None:
         """Release whatever the calls since the last close opened."""
         ...
@@ -85,6 +95,14 @@ class PythonTools:
     def safe_to_repeat(self, tool: str) -> bool:
         """Python tools carry no annotations: a step declares ``automation.idempotent``."""
         return False
+
+    def destructive(self, tool: str) -> bool:
+        """Python tools carry no annotations: a step declares ``confirm: true``."""
+        return False
+
+    def server_of(self, tool: str) -> str | None:
+        """Python tools run in this process, on no server."""
+        return None
 
     def close(self) -> None:
         """Nothing to release: the callables live in this process."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from canal.errors import ConfigError, NotFound, ToolError
 from canal.tools.cache import ToolCache
-from canal.tools.client import PythonTools
+from canal.tools.client import PythonTools, ToolClient
 
 
 class RoutedTools:
@@ -85,11 +85,11 @@ class FencedTools:
     Python tools (configured by whoever runs canal) are not on a server and pass.
     """
 
-    def __init__(self, inner: Any, servers: tuple[str, ...], workflow: str) -> None:
+    def __init__(self, inner: ToolClient, servers: tuple[str, ...], workflow: str) -> None:
         self.inner, self.servers, self.workflow = inner, servers, workflow
 
     def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
-        server = getattr(self.inner, "server_of", lambda _tool: None)(tool)
+        server = self.inner.server_of(tool)
         if server is not None and server not in self.servers:
             raise ToolError(f"{tool} is served by {server!r}, which workflow "
                             f"{self.workflow!r} may not use (servers: "
@@ -98,6 +98,12 @@ class FencedTools:
 
     def safe_to_repeat(self, tool: str) -> bool:
         return self.inner.safe_to_repeat(tool)
+
+    def destructive(self, tool: str) -> bool:
+        return self.inner.destructive(tool)
+
+    def server_of(self, tool: str) -> str | None:
+        return self.inner.server_of(tool)
 
     def close(self) -> None:
         self.inner.close()

@@ -103,7 +103,7 @@ def test_failed_tool_parks_the_run_and_retry_resumes(project, make_canal, record
                                         "enum": ["retry", "skip", "abort"]}}
     assert env.errors == [{"step": "create-role", "tool": "create_role",
                            "error": "create_role: RuntimeError: role backend down",
-                           "key": "t:create-role:0"}]
+                           "key": "t:create-role:0", "kind": "tool_error"}]
     assert env.executed[1]["ok"] is False
 
     assert make_canal().current("t").status == "failed"

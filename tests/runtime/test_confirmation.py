@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from canal import Canal, PythonTools
-from canal.runtime.redact import MASK
+from canal.nodes.sensitive import MASK
 from tests.conftest import schema, write_workflow
 
 

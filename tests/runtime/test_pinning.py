@@ -83,7 +83,7 @@ def test_changing_a_completed_step_refuses_with_reasons(folder, make_canal, reco
     edit(folder, "01-collect-project-info.md", widen_gate)
     (folder / "references" / "04-summary.md").rename(folder / "references" / "04-wrap-up.md")
     before = canal.store.saver().get_tuple({"configurable": {"thread_id": "t"}}).checkpoint["id"]
-    from canal.runtime.migrate import MigrationRefused
+    from canal.errors import MigrationRefused
 
     with pytest.raises(MigrationRefused) as caught:
         make_canal().migrate("t")

@@ -50,17 +50,21 @@ def test_transient_failures_are_retried_when_safe(workflows, tmp_path):
     assert log_of(canal)[1]["tries"] == record["tries"]
 
 
+NO_JOURNAL: object = object()  # call_with_retries uses only the tools and the sleep
+
+
 def test_backoff_doubles(workflows):
-    from canal.nodes.automated import Call, RunContext, _call
+    from canal.nodes.automated import Call, call_with_retries
+    from canal.nodes.deps import Deps
     from canal.spec import load_workflow
 
     one_step(workflows, retry={"attempts": 4, "backoff": 0.25}, automation={"idempotent": True})
     step = load_workflow(workflows / "w").steps[0]
     tool, calls = flaky(3)
     waits: list[float] = []
-    context = RunContext(tools=PythonTools({"flaky": tool}), journal=None, thread_id="t",
-                         sleep=waits.append)
-    outcome, tries = _call(Call.of(step), context, {}, safe=True)
+    deps = Deps(tools=PythonTools({"flaky": tool}), journal=NO_JOURNAL, registry=NO_JOURNAL,
+                sealer=NO_JOURNAL, sleep=waits.append)
+    outcome, tries = call_with_retries(Call.of(step), deps, {}, safe=True)
     assert outcome == {"ok": True, "result": {"ok": 4}} and len(tries) == 3
     assert waits == [0.25, 0.5, 1.0]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from canal import Canal, ToolError
-from canal.tools.cache import ToolNotFound
+from canal.errors import ToolNotFound
 from tests.conftest import schema
 
 CREATE = {"name": "create", "description": "Create a thing.", "inputSchema": schema(

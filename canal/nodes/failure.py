@@ -1,0 +1,70 @@
+"""A failed step is one typed value, ``Failure``, with one table of messages.
+
+Every way an automated step can stop short has a ``kind``. Recovery branches on the kind,
+never on message text, and every message an agent reads about a failure or a crash comes
+from the two tables below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping
+
+FailureKind = Literal["tool_error", "in_flight", "declined", "template", "postcondition"]
+
+MESSAGES: dict[str, str] = {
+    "tool_error": "{detail}",
+    "template": "{detail}",
+    "postcondition": "{detail}",
+    "in_flight": ("the call may or may not have happened (the process stopped during it); "
+                  "retry, skip or abort"),
+    "declined": "the call was not confirmed",
+}
+
+# Why a run whose process died during an automated step stands where it does, from what
+# the call journal knows of the step's call.
+STOPPED: dict[str, str] = {
+    "not_sent": ("the run stopped before this step's call was sent; recover, or answer "
+                 "retry, to send it"),
+    "finished": ("the run stopped after this step's call finished, before its result was "
+                 "saved; recover, or answer retry, to save it without calling again"),
+    "safe": ("the run stopped during this step's call, which is safe to repeat; recover, or "
+             "answer retry, to send it again"),
+    "in_flight": ("the call may or may not have happened (the process stopped during it); "
+                  "answer retry to send it again, skip or abort"),
+    "unknown": ("the run stopped while this step was running; the call may or may not have "
+                "happened; recover, or answer retry, skip or abort"),
+}
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why the automated step ``step`` stopped short on the call with ``key``."""
+
+    kind: FailureKind
+    step: str
+    tool: str
+    key: str
+    detail: str = ""
+
+    @property
+    def message(self) -> str:
+        return MESSAGES[self.kind].format(detail=self.detail)
+
+    def to_state(self) -> dict[str, Any]:
+        """The JSON-plain form kept in the run's state (and shown in ``errors``)."""
+        return {"step": self.step, "tool": self.tool, "error": self.message, "key": self.key,
+                "kind": self.kind}
+
+    @classmethod
+    def from_state(cls, data: Mapping[str, Any]) -> "Failure":
+        kind = data.get("kind")
+        if kind not in MESSAGES:  # saved before failures had a kind
+            kind = "in_flight" if data.get("error") == MESSAGES["in_flight"] else "tool_error"
+        detail = "" if kind in ("in_flight", "declined") else str(data.get("error", ""))
+        return cls(kind, data["step"], data.get("tool") or "", data.get("key") or "", detail)
+
+    @property
+    def resend_same_key(self) -> bool:
+        """``retry`` sends this same call again under its key (the backend may have it)."""
+        return self.kind == "in_flight"

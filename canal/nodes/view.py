@@ -1,0 +1,149 @@
+"""How a run's state reads to an agent: the step it waits at, the gate that applies, the
+call awaiting confirmation, the failure it is parked with.
+
+One function, ``view_of``, serves both the interrupt a node raises (DESIGN.md §8) and the
+envelope the facade returns (§4), so the two never disagree. It needs only the latest
+state and the spec, and imports no LangGraph: read-only commands build views too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from canal.errors import TemplateError
+from canal.nodes.failure import STOPPED
+from canal.nodes.gate import ACTION_GATE, CONFIRM_GATE, json_schema
+from canal.nodes.sensitive import TextSealer, open_gate, redact, secrets_of
+from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
+from canal.spec.templates import render_lenient, resolve, state_lookup
+
+
+@dataclass(frozen=True)
+class StepView:
+    """The one step an agent needs to see."""
+
+    id: str
+    type: str
+    instructions: str
+    gate: dict[str, Any]
+    title: str | None = None
+    call: dict[str, Any] | None = None   # the call awaiting confirmation: tool, arguments
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"id": self.id, "type": self.type, "title": self.title,
+                "instructions": self.instructions, "gate": self.gate, "call": self.call}
+        return {k: v for k, v in data.items() if v is not None}
+
+
+@dataclass
+class RunView:
+    """Where a run stands: ``status`` (running runs read ``awaiting_input`` or ``failed``),
+    the step with its gate, and errors (a failure, or failed compensations)."""
+
+    status: str
+    step: StepView | None = None
+    gate: dict[str, FieldSpec] = field(default_factory=dict)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    secrets: list[Any] = field(default_factory=list)
+
+
+def awaiting_confirmation(values: Mapping[str, Any]) -> bool:
+    """The run waits for a person to confirm the call of the step it is at."""
+    cursor = values.get("cursor")
+    attempt = (values.get("attempts") or {}).get(cursor, 0)
+    return (values.get("status") == "running" and cursor in (values.get("confirm_steps") or [])
+            and (values.get("confirmed") or {}).get(cursor) != attempt)
+
+
+def stopped_mid_step(spec: WorkflowSpec, values: Mapping[str, Any]) -> bool:
+    """The latest checkpoint sits before an automated step that never finished (and is not
+    simply waiting for its confirmation): the process died during that step."""
+    return (values.get("status") == "running" and values.get("cursor") is not None
+            and spec.step(values["cursor"]).type == "automated"
+            and not awaiting_confirmation(values))
+
+
+def gate_of(spec: WorkflowSpec, values: Mapping[str, Any]) -> dict[str, FieldSpec]:
+    """The gate a submission to this run must pass right now."""
+    step = spec.step(values["cursor"])
+    if awaiting_confirmation(values):
+        return CONFIRM_GATE
+    if values.get("status") == "failed" or step.type == "automated":
+        return ACTION_GATE
+    return dict(step.gate) if step.type == "interactive" else {}
+
+
+def view_of(spec: WorkflowSpec, values: Mapping[str, Any], sealer: TextSealer | None,
+            stopped: str = STOPPED["unknown"]) -> RunView:
+    """The view of a run whose latest state is ``values``; ``stopped`` explains a run whose
+    process died during an automated step. Secrets are not masked here: ``payload`` and
+    the envelope mask them."""
+    status = values.get("status", "running")
+    view = RunView(status, secrets=secrets_of(spec, values, sealer))
+    if status == "aborted":
+        view.errors = compensation_errors(values)
+    if status in ("completed", "aborted") or values.get("cursor") is None:
+        return view
+    step = spec.step(values["cursor"])
+    confirming = awaiting_confirmation(values)
+    failed = not confirming and (status == "failed" or step.type == "automated")
+    view.status = "failed" if failed else "awaiting_input"
+    view.gate = gate_of(spec, values)
+    instructions = render_lenient(step.body, _lookup(values, None))
+    if confirming:
+        instructions = (
+            f"canal is about to call {step.automation.tool} with the arguments in 'call'. "  # type: ignore[union-attr]
+            "Show them to the user; submit {\"confirm\": true} to go ahead or "
+            "{\"confirm\": false} to stop here.\n\n" + instructions).strip()
+    view.step = StepView(id=step.id, type=step.type, title=step.title,
+                         instructions=instructions,
+                         gate={name: f.to_json() for name, f in view.gate.items()},
+                         call=_pending_call(step, values) if confirming else None)
+    if failed:
+        failure = values.get("failure") or {
+            "step": step.id, "tool": step.automation.tool if step.automation else None,
+            "error": stopped}
+        view.errors = [dict(failure)]
+    return view
+
+
+def payload(view: RunView, rejected: Mapping[str, Any] | None) -> dict[str, Any]:
+    """An interrupt's value: the step, and what was wrong with the previous answer (or the
+    failure the step is parked with), secrets masked."""
+    rejected = rejected or {}
+    value = {"step": view.step.to_json() if view.step else None,
+             "errors": list(rejected.get("errors") or view.errors),
+             "missing": list(rejected.get("missing") or []),
+             "dropped": list(rejected.get("dropped") or [])}
+    return redact(value, view.secrets)
+
+
+def response_schema(view: RunView) -> dict[str, Any]:
+    return json_schema(view.gate)
+
+
+def compensation_errors(values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Failed compensations of an aborted run (and one line if they were cut short)."""
+    errors: list[dict[str, Any]] = [
+        {"step": e["step"], "tool": e["tool"], "error": e["error"], "compensation": True}
+        for e in values.get("log") or [] if e["kind"] == "compensate" and not e["ok"]]
+    if values.get("compensating"):
+        errors.append({"step": values.get("cursor"), "compensation": True,
+                       "error": "the compensations were cut short; canal recover finishes them"})
+    return errors
+
+
+def _lookup(values: Mapping[str, Any], sealer: TextSealer | None) -> Any:
+    return state_lookup(open_gate(values.get("gate") or {}, sealer), values.get("result") or {})
+
+
+def _pending_call(step: StepSpec, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The call awaiting confirmation, as far as it resolves (sealed values stay sealed:
+    they are masked when shown)."""
+    assert step.automation is not None
+    try:
+        arguments: Any = resolve(step.automation.input_mapping, _lookup(values, None))
+    except TemplateError as exc:
+        arguments = {"error": exc.message}
+    return {"tool": step.automation.tool, "arguments": arguments}
