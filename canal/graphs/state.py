@@ -7,7 +7,7 @@ Public keys (DESIGN.md §8), which a parent graph or a LangGraph Server client r
 The input a client may give is ``RunInput``: only ``gate``, as pre-answers. A client's
 write to ``gate`` never lands among the accepted data: the reducer parks it under
 ``PREFILL`` until the ``run.begin`` node hands it, as ``prefill``, to the steps that check
-it. Nodes write accepted data through ``accept()``.
+it. Nodes write accepted data through ``canal.nodes.base.accept()``.
 """
 
 from __future__ import annotations
@@ -15,18 +15,12 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, TypedDict
 
-ACCEPTED = "$accepted"
-PREFILL = "$prefill"
+from canal.nodes.base import ACCEPTED, PREFILL
 
 
 def merge(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
     """Reducer for per-step maps: later writes for a step replace earlier ones."""
     return {**(left or {}), **(right or {})}
-
-
-def accept(data: dict[str, Any]) -> dict[str, Any]:
-    """A node's write of accepted gate data (step id -> data)."""
-    return {ACCEPTED: data}
 
 
 def merge_gate(left: dict[str, Any] | None, right: Any) -> dict[str, Any]:

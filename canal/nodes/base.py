@@ -20,10 +20,18 @@ from typing import Any
 ABORT: dict[str, Any] = {"$abort": True}
 ACK = True
 
+ACCEPTED = "$accepted"            # gate writes of nodes: see canal.graphs.state.merge_gate
+PREFILL = "$prefill"              # a client's gate input, parked for run.begin
+
 BEGIN = "run.begin"              # not a step id: step ids have no '.'
 COMPENSATE = "abort.compensate"
 CALL_SUFFIX = ".call"
 RECOVER_SUFFIX = ".recover"
+
+
+def accept(data: dict[str, Any]) -> dict[str, Any]:
+    """A node's write of accepted gate data (step id -> data)."""
+    return {ACCEPTED: data}
 
 
 def is_abort(value: Any) -> bool:

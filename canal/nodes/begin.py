@@ -18,8 +18,7 @@ from typing import Any, Callable
 from langgraph.graph import END
 from langgraph.types import Command
 
-from canal.graphs.state import PREFILL, accept
-from canal.nodes.base import COMPENSATE, entry, now, recovery_node
+from canal.nodes.base import COMPENSATE, PREFILL, accept, entry, now, recovery_node
 from canal.nodes.deps import Deps, thread_id
 from canal.spec.models import WorkflowSpec
 

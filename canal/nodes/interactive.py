@@ -7,9 +7,8 @@ from typing import Any, Callable
 from langgraph.graph import END
 from langgraph.types import Command
 
-from canal.graphs.state import accept
 from canal.nodes.ask import ask, check_answer, reject
-from canal.nodes.base import COMPENSATE, aborted_update, entry, is_abort, moved
+from canal.nodes.base import COMPENSATE, aborted_update, accept, entry, is_abort, moved
 from canal.nodes.deps import Deps
 from canal.nodes.sensitive import seal_fields
 from canal.spec.models import StepSpec, WorkflowSpec

@@ -30,16 +30,9 @@ from canal.nodes.view import gate_of, stopped_mid_step
 from canal.runtime.envelope import Envelope, completed_steps, envelope_of, missing_fields
 from canal.runtime.retention import Retention
 from canal.runtime.tools import ToolCommands
-from canal.spec.loader import (
-    check_name,
-    digest_of,
-    list_workflows,
-    load_files,
-    load_workflow,
-    workflow_dir,
-    workflow_files,
-)
+from canal.spec.loader import check_name, digest_of, list_workflows, workflow_dir, workflow_files
 from canal.spec.models import WorkflowSpec
+from canal.spec.validate import load_files, load_workflow
 from canal.tools.cache import ToolCache
 from canal.tools.client import PythonTools, ToolClient
 from canal.tools.routed import RoutedTools

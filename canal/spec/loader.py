@@ -16,7 +16,7 @@ from typing import Any, Mapping
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from canal.errors import InvalidName, Problem, WorkflowInvalid, WorkflowNotFound
+from canal.errors import InvalidName, Problem, WorkflowNotFound
 from canal.limits import MAX_FILE_BYTES, MAX_FRONT_MATTER_BYTES
 from canal.spec.models import (
     STEP_TYPES,
@@ -224,26 +224,6 @@ def digest_of(files: Files) -> str:
     for rel in sorted(files):
         sha.update(rel.encode() + b"\0" + (files[rel] or b"") + b"\0")
     return "sha256:" + sha.hexdigest()
-
-
-def load_workflow(folder: Path) -> WorkflowSpec:
-    """Load ``folder`` and validate it; raise ``WorkflowInvalid`` listing every problem."""
-    return load_files(folder.name, workflow_files(folder), str(folder))
-
-
-def load_files(name: str, files: Files, path: str = "") -> WorkflowSpec:
-    """Parse and validate a workflow from its files (a folder's, or a run's pinned copy)."""
-    from canal.spec.validate import check_files
-
-    spec, problems = check_files(name, files, path)
-    if problems or spec is None:
-        raise WorkflowInvalid(name, problems)
-    return spec
-
-
-def read_workflow(folder: Path) -> tuple[WorkflowSpec | None, list[Problem], set[str]]:
-    """``parse_files`` of the files in ``folder``."""
-    return parse_files(folder.name, workflow_files(folder), str(folder))
 
 
 def parse_files(name: str, files: Files,

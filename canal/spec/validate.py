@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from canal.errors import Problem
+from canal.errors import Problem, WorkflowInvalid
 from canal.spec.loader import Files, parse_files, workflow_files
 from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
 from canal.spec.templates import Malformed, Reference, scan, walk_strings
@@ -185,3 +185,16 @@ def _check_reference(step: StepSpec, key: str, part: Reference | Malformed,
         return problem(f"step {target.id!r} is {target.type} and has no result; "
                        f"only automated steps do")
     return None
+
+
+def load_workflow(folder: Path) -> WorkflowSpec:
+    """Load ``folder`` and validate it; raise ``WorkflowInvalid`` listing every problem."""
+    return load_files(folder.name, workflow_files(folder), str(folder))
+
+
+def load_files(name: str, files: Files, path: str = "") -> WorkflowSpec:
+    """Parse and validate a workflow from its files (a folder's, or a run's pinned copy)."""
+    spec, problems = check_files(name, files, path)
+    if problems or spec is None:
+        raise WorkflowInvalid(name, problems)
+    return spec
