@@ -16,9 +16,6 @@ from canal.nodes.sensitive import TextSealer, redact
 from canal.nodes.view import StepView, view_of
 from canal.spec.models import FieldSpec, WorkflowSpec
 
-STATUSES = ("awaiting_input", "completed", "failed", "aborted", "rejected", "stale")
-
-
 @dataclass
 class Envelope:
     """What a call did and where the run stands now."""

@@ -145,11 +145,6 @@ def state_lookup(gate: Mapping[str, Any], result: Mapping[str, Any]) -> Lookup:
     return lookup
 
 
-def run_lookup(values: Mapping[str, Any]) -> Lookup:
-    """``state_lookup`` over a run's state (its ``gate`` and ``result`` maps)."""
-    return state_lookup(values.get("gate") or {}, values.get("result") or {})
-
-
 def _step_into(value: Any, segment: str | int) -> Any:
     """One path step: a key into an object, an index into a list; anything else is MISSING."""
     if isinstance(value, Mapping):

@@ -8,7 +8,6 @@ regenerated; hand-written rule lines survive (see ``canal.tools.rules``).
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from canal.errors import ToolError
@@ -77,6 +76,3 @@ def _name_tools(listed: dict[str, list[dict[str, Any]]], kept: list[ToolMeta],
         out[name] = ToolMeta(**{**meta.__dict__, "name": name})
     return out
 
-
-def tools_folder(home: Path) -> Path:
-    return home / "tools"
