@@ -129,6 +129,14 @@ class Canal:
 
         return compile_graph(spec, self._deps(spec), checkpointer)
 
+    def seal_answer(self, workflow: str, step: str, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` for ``step`` of ``workflow`` with its sensitive fields sealed, to send as
+        ``Command(resume=...)`` through a checkpointer that does not encrypt: LangGraph keeps
+        a resume value in the checkpointer's pending writes as it was sent."""
+        from canal.nodes.sensitive import seal_fields
+
+        return seal_fields(self.workflow(workflow).step(step).gate, data, self.sealer)
+
     def graph(self, workflow: str) -> str:
         """The compiled graph of ``workflow`` as Mermaid text: exactly what runs."""
         from canal.graphs.compile import compile_graph

@@ -229,3 +229,38 @@ def test_sensitive_values_are_sealed_in_the_state(workflows, graph_of):
     stored = result["gate"]["ask"]["token"]
     assert stored.startswith("canal:sealed:") and "s3cr3t" not in str(result)
     assert pause(result).value["step"]["instructions"] == "used ********"
+
+
+def test_a_sealed_answer_keeps_the_secret_out_of_the_pending_writes(workflows, tmp_path):
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from canal import PythonTools
+
+    received: list[dict[str, Any]] = []
+    write_workflow(workflows, "login", {
+        "01-ask.md": {"type": "interactive", "gate": {"schema": {
+            "token": {"type": "string", "required": True, "sensitive": True}}}},
+        "02-use.md": {"type": "automated", "automation": {
+            "tool": "use", "input_mapping": {"token": "{{gate.ask.token}}"}}},
+    })
+    canal = Canal(workflows=workflows, home=tmp_path / "home", checkpointer="memory:",
+                  tools=PythonTools({"use": lambda **kw: received.append(kw) or {}}))
+    mine = tmp_path / "mine.db"
+    graph = canal.compile("login", checkpointer=SqliteSaver(
+        sqlite3.connect(mine, check_same_thread=False)))
+    graph.invoke({}, config())
+    answer = canal.seal_answer("login", "ask", {"token": "s3cr3t-value"})
+    assert graph.invoke(Command(resume=answer), config())["status"] == "completed"
+    assert received == [{"token": "s3cr3t-value"}]
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("mine.db*"))
+    assert b"s3cr3t" not in stored and b"canal:sealed:" in stored
+
+
+def test_a_graph_without_its_dependencies_is_refused_before_anything_runs():
+    from canal.errors import ConfigError
+    from canal.nodes.deps import Deps
+
+    with pytest.raises(ConfigError, match="a canal graph needs its journal"):
+        Deps(tools=object(), journal=None, registry=object(), sealer=object())  # type: ignore[arg-type]
