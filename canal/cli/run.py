@@ -125,7 +125,7 @@ def show(env: dict[str, Any]) -> None:
 def drive(canal: Any, args: argparse.Namespace, ask: Ask = ask_line) -> dict[str, Any]:
     """Run or resume a workflow to its end (or to a scripted run's missing answer)."""
     answers = load_answers(args.answers) if args.answers else None
-    if args.thread_id and canal.store.lookup(args.thread_id):
+    if args.thread_id and canal.has_run(args.thread_id):
         env = canal.current(args.thread_id).to_json()
     else:
         env = canal.start(args.workflow, thread_id=args.thread_id).to_json()

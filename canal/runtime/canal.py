@@ -186,6 +186,10 @@ class Canal:
     def _config(thread_id: str) -> dict[str, Any]:
         return {"configurable": {"thread_id": thread_id}}
 
+    def has_run(self, thread_id: str) -> bool:
+        """Whether a run with this thread id exists."""
+        return self.store.lookup(check_name(thread_id, "thread")) is not None
+
     def values(self, thread_id: str) -> dict[str, Any]:
         """The latest state of run ``thread_id`` (RunNotFound when there is none)."""
         check_name(thread_id, "thread")
