@@ -23,3 +23,24 @@ def test_import_does_not_load_the_graph_engine_or_mcp():
             "('langgraph', 'langchain', 'mcp'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_every_error_canal_raises_on_purpose_lives_in_errors_and_in_all():
+    import importlib
+    import pkgutil
+
+    import canal.errors
+
+    for module in pkgutil.walk_packages(canal.__path__, "canal."):
+        if module.name != "canal.__main__":
+            importlib.import_module(module.name)
+    found, todo = set(), [canal.CanalError]
+    while todo:
+        cls = todo.pop()
+        found.add(cls)
+        todo.extend(cls.__subclasses__())
+    assert {c.__module__ for c in found} == {"canal.errors"}
+    assert {c.__name__ for c in found} <= set(canal.errors.__all__)
+    assert set(canal.errors.__all__) <= set(canal.__all__)
+    tree = canal.errors.__doc__
+    assert all(c.__name__ in tree for c in found)
