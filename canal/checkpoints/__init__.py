@@ -1,158 +1,103 @@
-"""Where runs live: a LangGraph checkpointer chosen by URL, plus canal's small run registry.
+"""Where runs live: one ``Store`` per checkpointer, chosen by ``open_store``.
 
-URLs:
+The contract (``contract.py``); every backend passes one conformance suite
+(``tests/checkpoints/test_conformance.py``)::
 
-* ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` (the default is
-  ``sqlite:///.canal/state.db`` under the canal home); a bare path ending in ``.db`` or
-  ``.sqlite`` means the same.
-* ``memory:`` keeps everything in this process only (tests, notebooks).
-* ``postgresql://...`` uses ``langgraph-checkpoint-postgres`` (install ``canal[postgres]``).
+    Store
+    ├── RunRegistry   register, lookup, records      which runs exist, so listing them
+    │                                                never scans the checkpoints
+    ├── Definitions   save_definition, definition,   workflow files by content digest: a run
+    │                 drop_definitions               keeps the definition it started with
+    ├── CallJournal   call_started, call_finished,   each tool call's intent, written before
+    │                 call_record                    the call, and its (sealed) outcome after
+    ├── RunLock       lock                           one writer per run, gone with its process
+    └── saver(), forget(thread_id), close()          LangGraph's checkpointer; delete a run
 
-The registry records each run's thread id, workflow and creation time, so ``runs`` can list
-runs without scanning every checkpoint. It lives in the same database as the checkpoints.
+Where each backend keeps them (``CanalStore`` in ``store.py`` puts the parts together; the
+registry, definitions and journal are one SQL implementation, ``tables.py``)::
+
+    checkpointer       checkpoints       registry, definitions, journal   run lock
+    sqlite:///x.db     SqliteSaver, x.db canal_* tables in x.db            flock x.db.locks/<id>
+    postgresql://...   PostgresSaver     canal_* tables, same database     advisory lock/schema
+    memory:            InMemorySaver     canal_* tables, SQLite :memory:   thread lock
+    a saver object     the saver itself  canal_* tables, <home>/canal.db   flock canal.db.locks/<id>
+
+URLs: ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` (the default is
+``sqlite:///.canal/state.db`` under the canal home); a bare path ending in ``.db``,
+``.sqlite`` or ``.sqlite3`` means the same. ``postgresql://...`` needs ``canal[postgres]``.
+
+Sealing: with a ``sealer`` (``canal.crypto.Sealer``), checkpoints and journaled outcomes
+are encrypted wherever they reach a database. ``memory:`` never leaves the process and
+seals nothing (so it never makes a key file); a saver object keeps the serializer it was
+made with, and only canal's side file is sealed.
+
+A saver object passed in (any LangGraph ``BaseCheckpointSaver``) holds only checkpoints,
+which may well outlive the process; the journal must be as durable, or a crash would turn a
+finished call into one to repeat. So canal keeps its tables in an SQLite file in the canal
+home (``open_store(saver, sealer, home=...)``), made on the first write, and a saver object
+with no home is a ``ConfigError``. Runs are listed from that side table, never by scanning
+the saver.
+
 Opening a store for reading never creates a database file.
-
-Definitions are kept content-addressed (``save_definition``/``definition``) so a run keeps
-the workflow it started with whatever happens to the files on disk.
-
-The call journal (``call_started``/``call_finished``/``call_record``) records each tool call's
-intent before it is sent and its outcome after, outside the checkpoints: after a crash it
-tells a finished call (replay its outcome, never call again) from one that was in flight.
-
-Each store also has a per-run writer lock (``Store.lock``) that dies with its process: a
-file lock beside the SQLite database, a PostgreSQL advisory lock, a thread lock in memory.
 """
 
 from __future__ import annotations
 
-from typing import Any, ContextManager, Protocol
+from pathlib import Path
+from typing import Any
 
-from canal.errors import ConfigError, RunConflict
+from canal.checkpoints.contract import (
+    CallJournal,
+    Definitions,
+    RunLock,
+    RunRecord,
+    RunRegistry,
+    Store,
+    conflict,
+    seal,
+    unseal,
+)
+from canal.errors import ConfigError
 
-
-class RunRecord(tuple):
-    """``(thread_id, workflow, created_at)`` of one registered run."""
-
-    __slots__ = ()
-
-    def __new__(cls, thread_id: str, workflow: str, created_at: str) -> "RunRecord":
-        return super().__new__(cls, (thread_id, workflow, created_at))
-
-    thread_id = property(lambda self: self[0])
-    workflow = property(lambda self: self[1])
-    created_at = property(lambda self: self[2])
-
-
-class Store(Protocol):
-    """A checkpointer plus the run registry, behind one small interface."""
-
-    def saver(self) -> Any:
-        """The LangGraph checkpointer (created, with its tables, on first use)."""
-        ...
-
-    def register(self, thread_id: str, workflow: str, created_at: str) -> bool:
-        """Record a new run; False when the thread id is already taken."""
-        ...
-
-    def lookup(self, thread_id: str) -> RunRecord | None:
-        ...
-
-    def records(self) -> list[RunRecord]:
-        """Every registered run, oldest first."""
-        ...
-
-    def save_definition(self, digest: str, workflow: str, files: dict[str, str]) -> None:
-        """Keep a workflow definition (its files' text) under its content digest."""
-        ...
-
-    def definition(self, digest: str) -> dict[str, str] | None:
-        """The files of a saved definition, or None."""
-        ...
-
-    def call_started(self, thread_id: str, key: str, step: str, digest: str) -> None:
-        """Record, durably and before the call, that a tool call with ``key`` begins."""
-        ...
-
-    def call_finished(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
-        """Record the call's outcome (``{"ok": true, "result": ...}`` or an error)."""
-        ...
-
-    def call_record(self, thread_id: str, key: str) -> dict[str, Any] | None:
-        """``{"step", "digest", "outcome"}`` of the call with ``key`` (outcome None while
-        the call has not finished), or None when it never began."""
-        ...
-
-    def forget(self, thread_id: str) -> int:
-        """Delete a run: its checkpoints, registry row and journal; the checkpoints removed."""
-        ...
-
-    def drop_definitions(self, keep: set[str]) -> int:
-        """Delete saved definitions whose digest is not in ``keep``; how many went."""
-        ...
-
-    def lock(self, thread_id: str) -> ContextManager[None]:
-        """Hold the run's writer lock for the block, or raise RunConflict at once.
-
-        The lock belongs to the process (it goes when the process dies), so a crashed
-        writer never blocks a run.
-        """
-        ...
-
-    def close(self) -> None:
-        ...
+__all__ = ["CallJournal", "Definitions", "RunLock", "RunRecord", "RunRegistry", "Store",
+           "conflict", "open_store", "seal", "unseal"]
 
 
-def seal(sealer: Any, outcome: dict[str, Any]) -> str:
-    """A journaled outcome as stored: sealed JSON text (plain JSON without a sealer)."""
-    import json
-
-    text = json.dumps(outcome)
-    return sealer.seal_text(text) if sealer else text
-
-
-def unseal(sealer: Any, stored: Any) -> dict[str, Any]:
-    import json
-
-    if isinstance(stored, dict):
-        return stored
-    if sealer is not None and not stored.lstrip().startswith("{"):
-        stored = sealer.open_text(stored)
-    return json.loads(stored)
-
-
-def conflict(thread_id: str) -> RunConflict:
-    return RunConflict(f"run {thread_id!r} is being changed by another process right now; "
-                       "nothing was applied, try again when it is done", thread_id=thread_id)
-
-
-def open_store(url: Any, sealer: Any = None) -> Store:
-    """The store for a checkpointer URL or a LangGraph saver object; a bad URL is a ConfigError.
-
-    ``sealer`` (a ``canal.crypto.Sealer``) encrypts checkpoints and journaled outcomes in
-    the databases; ``memory:`` state never leaves the process and is not sealed, and a saver
-    object passed in keeps the serializer it was made with.
-    """
+def open_store(url: Any, sealer: Any = None, *, home: str | Path | None = None) -> Store:
+    """The store for a checkpointer URL or a LangGraph saver object; a bad URL is a
+    ConfigError, and so is a saver object with no ``home`` for canal's side file."""
     if not isinstance(url, str):
-        from canal.checkpoints.memory import SaverStore
-
-        return SaverStore(url)
+        return _saver_object_store(url, sealer, home)
     if url in ("memory", "memory:", "memory://"):
-        from canal.checkpoints.memory import SaverStore
+        from canal.checkpoints.memory import memory_store
 
-        return SaverStore()  # never leaves the process: nothing to seal, no key file to make
+        return memory_store()
     if url.startswith(("postgresql://", "postgres://")):
-        from canal.checkpoints.postgres import PostgresStore
+        from canal.checkpoints.postgres import postgres_store
 
-        return PostgresStore(url, sealer)
-    if url.startswith("sqlite:///"):
-        from canal.checkpoints.sqlite import SqliteStore
+        return postgres_store(url, sealer)
+    path = url.removeprefix("sqlite:///")
+    if path != url or (":" not in url and url.endswith((".db", ".sqlite", ".sqlite3"))):
+        from canal.checkpoints.sqlite import sqlite_store
 
-        return SqliteStore(url[len("sqlite:///"):], sealer)
-    if ":" not in url and url.endswith((".db", ".sqlite", ".sqlite3")):
-        from canal.checkpoints.sqlite import SqliteStore
-
-        return SqliteStore(url, sealer)
+        return sqlite_store(path, sealer)
     raise ConfigError(
         f"checkpointer {url!r} is not a supported URL (use sqlite:///path.db, memory: "
         "or postgresql://...)"
     )
+
+
+def _saver_object_store(saver: Any, sealer: Any, home: str | Path | None) -> Store:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from canal.checkpoints.sqlite import saver_object_store
+
+    if not isinstance(saver, BaseCheckpointSaver):
+        raise ConfigError(f"checkpointer must be a URL or a LangGraph checkpoint saver, "
+                          f"not {type(saver).__name__}")
+    if home is None:
+        raise ConfigError(
+            f"a {type(saver).__name__} passed in keeps only checkpoints; canal keeps its run "
+            "registry, definitions and call journal beside it in <home>/canal.db and needs "
+            "that folder: open_store(saver, sealer, home=...) (Canal passes its home)")
+    return saver_object_store(saver, Path(home), sealer)

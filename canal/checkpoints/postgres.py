@@ -5,151 +5,110 @@ the per-run lock is a session advisory lock, held on a connection taken from the
 the length of the operation (and released by the server if the process dies). Connections
 use ``autocommit=True``, ``prepare_threshold=0`` and dict rows, as the saver requires;
 tables are created on first use. ``?pool_size=N`` in the URL sets the pool's size
-(default 4); the other query parameters go to libpq.
+(default 4); ``connect_timeout`` (seconds) also bounds how long canal waits for the pool
+(default 10 s); the other query parameters go to libpq.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from canal.checkpoints import RunRecord, conflict, seal, unseal
+from canal.checkpoints.contract import conflict
+from canal.checkpoints.store import CanalStore
+from canal.checkpoints.tables import POSTGRES, Tables
 from canal.errors import ConfigError
 
-_TABLES = (
-    """CREATE TABLE IF NOT EXISTS canal_runs (
-        thread_id TEXT PRIMARY KEY, workflow TEXT NOT NULL, created_at TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS canal_definitions (
-        digest TEXT PRIMARY KEY, workflow TEXT NOT NULL, files JSONB NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS canal_calls (
-        thread_id TEXT NOT NULL, key TEXT NOT NULL, step TEXT NOT NULL, digest TEXT NOT NULL,
-        outcome JSONB, PRIMARY KEY (thread_id, key))""",
-)
+WAIT = 10.0  # seconds to wait for a connection when the URL sets no connect_timeout
 
 
-def _split_pool_size(url: str) -> tuple[str, int]:
+def _number(query: list[tuple[str, str]], name: str, default: int) -> int:
+    values = [v for k, v in query if k == name]
+    try:
+        return int(values[-1]) if values else default
+    except ValueError as exc:
+        raise ConfigError(f"{name} in the PostgreSQL URL must be a whole number") from exc
+
+
+def parse_url(url: str) -> tuple[str, int, float]:
+    """``(libpq URL, pool size, wait in seconds)`` of a canal PostgreSQL URL."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query)
-    sizes = [v for k, v in query if k == "pool_size"]
-    rest = urlencode([(k, v) for k, v in query if k != "pool_size"])
-    try:
-        size = int(sizes[-1]) if sizes else 4
-    except ValueError as exc:
-        raise ConfigError("pool_size in the PostgreSQL URL must be a whole number") from exc
+    size = _number(query, "pool_size", 4)
     if not 1 <= size <= 100:
         raise ConfigError("pool_size in the PostgreSQL URL must be from 1 to 100")
-    return urlunsplit(parts._replace(query=rest)), size
+    timeout = _number(query, "connect_timeout", 0)  # libpq: 0 or less waits for ever
+    rest = urlencode([(k, v) for k, v in query if k != "pool_size"])
+    return urlunsplit(parts._replace(query=rest)), size, float(timeout) if timeout > 0 else WAIT
 
 
-class PostgresStore:
-    def __init__(self, url: str, sealer: Any = None) -> None:
-        self.url, self.pool_size = _split_pool_size(url)
-        self.sealer = sealer
+class PostgresDatabase:
+    """A connection pool, opened (with canal's tables made) on first use."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.pool_size, self.wait = parse_url(url)
         self._pool: Any = None
-        self._saver: Any = None
-        self._held: set[str] = set()
+        self.schema = "public"
 
-    def _connections(self) -> Any:
+    def pool(self) -> Any:
         if self._pool is None:
             try:
                 import psycopg
                 from psycopg.rows import dict_row
                 from psycopg_pool import ConnectionPool, PoolTimeout
             except ImportError as exc:
-                raise ConfigError("PostgreSQL needs the extra: pip install 'canal[postgres]'") from exc
+                raise ConfigError(
+                    "PostgreSQL needs the extra: pip install 'canal[postgres]'") from exc
             pool = ConnectionPool(self.url, min_size=1, max_size=self.pool_size, open=False,
+                                  timeout=self.wait,
                                   kwargs={"autocommit": True, "prepare_threshold": 0,
                                           "row_factory": dict_row})
             try:
-                pool.open(wait=True, timeout=10)
+                pool.open(wait=True, timeout=self.wait)
                 with pool.connection() as conn:
-                    for table in _TABLES:
+                    for table in POSTGRES.tables():
                         conn.execute(table)
             except (PoolTimeout, psycopg.Error) as exc:
                 pool.close()
                 raise ConfigError(f"cannot connect to PostgreSQL: {exc}") from exc
             self._pool = pool
+            self.schema = self.execute("SELECT current_schema()")[0][0][0]
         return self._pool
 
-    def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        with self._connections().connection() as conn:
-            cursor = conn.execute(sql, params)
-            return cursor.fetchall() if cursor.description else [{"rowcount": cursor.rowcount}]
+    def execute(self, sql: str, params: Sequence[Any] = (),
+                write: bool = False) -> tuple[list[tuple[Any, ...]], int]:
+        from psycopg.rows import tuple_row
 
-    def saver(self) -> Any:
-        if self._saver is None:
-            from langgraph.checkpoint.postgres import PostgresSaver
+        with self.pool().connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
+            cursor.execute(sql, params)
+            return (cursor.fetchall() if cursor.description else []), cursor.rowcount
 
-            self._saver = PostgresSaver(self._connections(),
-                                        serde=self.sealer.serde() if self.sealer else None)
-            self._saver.setup()
-        return self._saver
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
-    def register(self, thread_id: str, workflow: str, created_at: str) -> bool:
-        done = self._execute("INSERT INTO canal_runs VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                             (thread_id, workflow, created_at))
-        return done[0]["rowcount"] == 1
 
-    def lookup(self, thread_id: str) -> RunRecord | None:
-        rows = self._execute("SELECT thread_id, workflow, created_at FROM canal_runs "
-                             "WHERE thread_id = %s", (thread_id,))
-        return _record(rows[0]) if rows else None
+class AdvisoryLocks:
+    """A session advisory lock keyed by the schema and thread id, on a connection kept out
+    of the pool until the block ends: one writer per run across every worker and machine.
+    Advisory locks are database-wide, so a run in another schema has its own key (in
+    ``public`` the key is the one earlier versions used)."""
 
-    def records(self) -> list[RunRecord]:
-        rows = self._execute("SELECT thread_id, workflow, created_at FROM canal_runs "
-                             "ORDER BY created_at, thread_id")
-        return [_record(row) for row in rows]
-
-    def save_definition(self, digest: str, workflow: str, files: dict[str, str]) -> None:
-        self._execute("INSERT INTO canal_definitions VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                      (digest, workflow, json.dumps(files)))
-
-    def definition(self, digest: str) -> dict[str, str] | None:
-        rows = self._execute("SELECT files FROM canal_definitions WHERE digest = %s", (digest,))
-        return _json(rows[0]["files"]) if rows else None
-
-    def call_started(self, thread_id: str, key: str, step: str, digest: str) -> None:
-        self._execute("INSERT INTO canal_calls VALUES (%s, %s, %s, %s, NULL) "
-                      "ON CONFLICT DO NOTHING", (thread_id, key, step, digest))
-
-    def call_finished(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
-        self._execute("UPDATE canal_calls SET outcome = %s WHERE thread_id = %s AND key = %s",
-                      (json.dumps(seal(self.sealer, outcome)), thread_id, key))
-
-    def call_record(self, thread_id: str, key: str) -> dict[str, Any] | None:
-        rows = self._execute("SELECT step, digest, outcome FROM canal_calls "
-                             "WHERE thread_id = %s AND key = %s", (thread_id, key))
-        if not rows:
-            return None
-        outcome = rows[0]["outcome"]
-        return {"step": rows[0]["step"], "digest": rows[0]["digest"],
-                "outcome": unseal(self.sealer, outcome) if outcome is not None else None}
-
-    def forget(self, thread_id: str) -> int:
-        saver = self.saver()
-        count = sum(1 for _ in saver.list({"configurable": {"thread_id": thread_id}}))
-        saver.delete_thread(thread_id)
-        self._execute("DELETE FROM canal_runs WHERE thread_id = %s", (thread_id,))
-        self._execute("DELETE FROM canal_calls WHERE thread_id = %s", (thread_id,))
-        return count
-
-    def drop_definitions(self, keep: set[str]) -> int:
-        stale = [r["digest"] for r in self._execute("SELECT digest FROM canal_definitions")
-                 if r["digest"] not in keep]
-        for digest in stale:
-            self._execute("DELETE FROM canal_definitions WHERE digest = %s", (digest,))
-        return len(stale)
+    def __init__(self, db: PostgresDatabase) -> None:
+        self.db = db
+        self._held: set[str] = set()
 
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:
-        """A session advisory lock keyed by the thread id, on a connection kept out of the
-        pool until the block ends: one writer per run across every worker and machine."""
         if thread_id in self._held:  # advisory locks nest within a session; canal's do not
             raise conflict(thread_id)
-        key = f"canal:{thread_id}"
-        with self._connections().connection() as conn:
+        pool = self.db.pool()
+        schema = "" if self.db.schema == "public" else f"{self.db.schema}:"
+        key = f"canal:{schema}{thread_id}"
+        with pool.connection() as conn:
             row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS ok",
                                (key,)).fetchone()
             if not row["ok"]:
@@ -161,15 +120,18 @@ class PostgresStore:
                 self._held.discard(thread_id)
                 conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
 
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = self._saver = None
+    def forget(self, thread_id: str) -> None:
+        """Nothing stays behind: the server drops an advisory lock when it is released."""
 
 
-def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
+def postgres_store(url: str, sealer: Any = None) -> CanalStore:
+    db = PostgresDatabase(url)
 
+    def saver() -> Any:
+        from langgraph.checkpoint.postgres import PostgresSaver
 
-def _record(row: dict[str, Any]) -> RunRecord:
-    return RunRecord(row["thread_id"], row["workflow"], row["created_at"])
+        made = PostgresSaver(db.pool(), serde=sealer.serde() if sealer else None)
+        made.setup()
+        return made
+
+    return CanalStore(Tables(db, POSTGRES, sealer), saver, AdvisoryLocks(db))

@@ -1,164 +1,91 @@
-"""The default store: one SQLite file holding LangGraph's checkpoints and canal's registry."""
+"""SQLite: the default store (one file holding LangGraph's checkpoints and canal's tables),
+and the side file that keeps canal's tables for a saver object passed in."""
 
 from __future__ import annotations
 
-import fcntl
-import json
 import sqlite3
-from contextlib import contextmanager
+import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from canal.checkpoints import RunRecord, conflict, seal, unseal
+from canal.checkpoints.locks import FileLocks
+from canal.checkpoints.store import CanalStore
+from canal.checkpoints.tables import SQLITE, Tables
 from canal.errors import ConfigError
 
-_TABLES = (
-    """CREATE TABLE IF NOT EXISTS canal_runs (
-        thread_id TEXT PRIMARY KEY, workflow TEXT NOT NULL, created_at TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS canal_definitions (
-        digest TEXT PRIMARY KEY, workflow TEXT NOT NULL, files TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS canal_calls (
-        thread_id TEXT NOT NULL, key TEXT NOT NULL, step TEXT NOT NULL, digest TEXT NOT NULL,
-        outcome TEXT, PRIMARY KEY (thread_id, key))""",
-)
+SIDE_FILE = "canal.db"
 
 
-class SqliteStore:
-    """``SqliteSaver`` over one connection; the file is created on the first write only."""
+class SqliteDatabase:
+    """One ``sqlite3`` connection, shared by threads. With a path, the file (and its private
+    folder) is made on the first write: a read before that sees an empty database and
+    creates nothing. With no path, the database lives in memory as long as this object."""
 
-    def __init__(self, path: str | Path, sealer: Any = None) -> None:
-        self.path = Path(path)
-        self.sealer = sealer
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
         self._conn: sqlite3.Connection | None = None
-        self._saver: Any = None
+        self._guard = threading.RLock()
 
-    def _connect(self, create: bool) -> sqlite3.Connection | None:
-        if self._conn is None:
-            if not create and not self.path.exists():
-                return None
+    def exists(self) -> bool:
+        return self._conn is not None or self.path is None or self.path.exists()
+
+    def connection(self) -> sqlite3.Connection:
+        """The connection, opened (and the file made) on first use."""
+        with self._guard:
+            if self._conn is None:
+                self._conn = self._open()
+            return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        if self.path is None:
+            conn = sqlite3.connect(":memory:", check_same_thread=False)
+        else:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
                 conn.execute("PRAGMA journal_mode=WAL")
-                for table in _TABLES:
-                    conn.execute(table)
-                conn.commit()
             except (OSError, sqlite3.Error) as exc:
                 raise ConfigError(f"cannot open the state database {self.path}: {exc}") from exc
-            self._conn = conn
-        return self._conn
-
-    def saver(self) -> Any:
-        if self._saver is None:
-            from langgraph.checkpoint.sqlite import SqliteSaver
-
-            self._saver = SqliteSaver(self._connect(create=True),
-                                      serde=self.sealer.serde() if self.sealer else None)
-        return self._saver
-
-    def register(self, thread_id: str, workflow: str, created_at: str) -> bool:
-        conn = self._connect(create=True)
-        assert conn is not None
         with conn:
-            cursor = conn.execute(
-                "INSERT OR IGNORE INTO canal_runs VALUES (?, ?, ?)",
-                (thread_id, workflow, created_at),
-            )
-        return cursor.rowcount == 1
+            for table in SQLITE.tables():
+                conn.execute(table)
+        return conn
 
-    def lookup(self, thread_id: str) -> RunRecord | None:
-        conn = self._connect(create=False)
-        if conn is None:
-            return None
-        row = conn.execute("SELECT * FROM canal_runs WHERE thread_id = ?", (thread_id,)).fetchone()
-        return RunRecord(*row) if row else None
-
-    def records(self) -> list[RunRecord]:
-        conn = self._connect(create=False)
-        if conn is None:
-            return []
-        rows = conn.execute("SELECT * FROM canal_runs ORDER BY created_at, thread_id")
-        return [RunRecord(*row) for row in rows]
-
-    def save_definition(self, digest: str, workflow: str, files: dict[str, str]) -> None:
-        conn = self._connect(create=True)
-        assert conn is not None
-        with conn:
-            conn.execute("INSERT OR IGNORE INTO canal_definitions VALUES (?, ?, ?)",
-                         (digest, workflow, json.dumps(files)))
-
-    def definition(self, digest: str) -> dict[str, str] | None:
-        conn = self._connect(create=False)
-        if conn is None:
-            return None
-        row = conn.execute("SELECT files FROM canal_definitions WHERE digest = ?",
-                           (digest,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def call_started(self, thread_id: str, key: str, step: str, digest: str) -> None:
-        conn = self._connect(create=True)
-        assert conn is not None
-        with conn:
-            conn.execute("INSERT OR IGNORE INTO canal_calls VALUES (?, ?, ?, ?, NULL)",
-                         (thread_id, key, step, digest))
-
-    def call_finished(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
-        conn = self._connect(create=True)
-        assert conn is not None
-        with conn:
-            conn.execute("UPDATE canal_calls SET outcome = ? WHERE thread_id = ? AND key = ?",
-                         (seal(self.sealer, outcome), thread_id, key))
-
-    def call_record(self, thread_id: str, key: str) -> dict[str, Any] | None:
-        conn = self._connect(create=False)
-        row = conn.execute(
-            "SELECT step, digest, outcome FROM canal_calls WHERE thread_id = ? AND key = ?",
-            (thread_id, key)).fetchone() if conn else None
-        if row is None:
-            return None
-        return {"step": row[0], "digest": row[1],
-                "outcome": unseal(self.sealer, row[2]) if row[2] is not None else None}
-
-    def forget(self, thread_id: str) -> int:
-        saver = self.saver()
-        count = sum(1 for _ in saver.list({"configurable": {"thread_id": thread_id}}))
-        saver.delete_thread(thread_id)
-        conn = self._connect(create=True)
-        assert conn is not None
-        with conn:
-            conn.execute("DELETE FROM canal_runs WHERE thread_id = ?", (thread_id,))
-            conn.execute("DELETE FROM canal_calls WHERE thread_id = ?", (thread_id,))
-        (self.path.with_name(self.path.name + ".locks") / thread_id).unlink(missing_ok=True)
-        return count
-
-    def drop_definitions(self, keep: set[str]) -> int:
-        conn = self._connect(create=False)
-        if conn is None:
-            return 0
-        stale = [d for (d,) in conn.execute("SELECT digest FROM canal_definitions")
-                 if d not in keep]
-        with conn:
-            conn.executemany("DELETE FROM canal_definitions WHERE digest = ?",
-                             [(d,) for d in stale])
-        return len(stale)
-
-    @contextmanager
-    def lock(self, thread_id: str) -> Iterator[None]:
-        """An exclusive ``flock`` on ``<db>.locks/<thread>``: one writer per run on this
-        machine (an SQLite database is never shared across machines)."""
-        folder = self.path.with_name(self.path.name + ".locks")
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with open(folder / thread_id, "a") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError as exc:
-                raise conflict(thread_id) from exc
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def execute(self, sql: str, params: Sequence[Any] = (),
+                write: bool = False) -> tuple[list[tuple[Any, ...]], int]:
+        with self._guard:
+            if not write and not self.exists():
+                return [], 0
+            with self.connection() as conn:
+                cursor = conn.execute(sql, params)
+                return cursor.fetchall(), cursor.rowcount
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = self._saver = None
+        """Close a file's connection (it reopens on use); memory stays while the object does."""
+        with self._guard:
+            if self._conn is not None and self.path is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def sqlite_store(path: str | Path, sealer: Any = None) -> CanalStore:
+    """``SqliteSaver`` and canal's tables over one connection to ``path``."""
+    file = Path(path)
+    db = SqliteDatabase(file)
+
+    def saver() -> Any:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        return SqliteSaver(db.connection(), serde=sealer.serde() if sealer else None)
+
+    return CanalStore(Tables(db, SQLITE, sealer), saver, FileLocks(file))
+
+
+def saver_object_store(saver: Any, home: Path, sealer: Any = None) -> CanalStore:
+    """A saver object passed in, with canal's tables in ``<home>/canal.db`` beside it: the
+    saver keeps only checkpoints (with the serializer it was made with), and what canal
+    keeps must outlive the process as the checkpoints may."""
+    path = Path(home) / SIDE_FILE
+    return CanalStore(Tables(SqliteDatabase(path), SQLITE, sealer), lambda: saver,
+                      FileLocks(path))

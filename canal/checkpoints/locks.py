@@ -1,0 +1,67 @@
+"""Per-run writer locks that die with their holder: file locks for a database on this
+machine, thread locks for a store that lives in one process. (PostgreSQL's advisory locks
+are in ``postgres.py``, beside the pool they use.)"""
+
+from __future__ import annotations
+
+import fcntl
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Protocol
+
+from canal.checkpoints.contract import RunLock, conflict
+
+
+class Locks(RunLock, Protocol):
+    def forget(self, thread_id: str) -> None:
+        """Drop whatever the run's lock left behind (called while it is held)."""
+        ...
+
+
+class FileLocks:
+    """An exclusive ``flock`` on ``<database>.locks/<thread>``: one writer per run on this
+    machine, across processes and across store objects in one process (an SQLite database
+    is never shared across machines)."""
+
+    def __init__(self, database: Path) -> None:
+        self.folder = database.with_name(database.name + ".locks")
+
+    @contextmanager
+    def lock(self, thread_id: str) -> Iterator[None]:
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(self.folder / thread_id, "a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                raise conflict(thread_id) from exc
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def forget(self, thread_id: str) -> None:
+        (self.folder / thread_id).unlink(missing_ok=True)
+
+
+class ThreadLocks:
+    """A thread lock per run, for one store object whose state never leaves the process."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+
+    @contextmanager
+    def lock(self, thread_id: str) -> Iterator[None]:
+        with self._guard:
+            held = self._locks.setdefault(thread_id, threading.Lock())
+        if not held.acquire(blocking=False):
+            raise conflict(thread_id)
+        try:
+            yield
+        finally:
+            held.release()
+
+    def forget(self, thread_id: str) -> None:
+        """Keep the lock: the run is gone, and a new run of that id must still meet it."""

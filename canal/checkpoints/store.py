@@ -1,0 +1,72 @@
+"""The one ``Store`` implementation, put together from its parts: canal's tables in some
+database, a LangGraph saver (made on first use) and the per-run locks. The backends differ
+only in which parts they hand it (see the package docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+from canal.checkpoints.contract import RunRecord
+from canal.checkpoints.locks import Locks
+from canal.checkpoints.tables import Tables
+
+
+class CanalStore:
+    """A ``Store``: ``tables`` answer for the registry, definitions and journal, ``saver``
+    makes (or hands back) the checkpointer, ``locks`` hold the runs' writer locks."""
+
+    def __init__(self, tables: Tables, saver: Callable[[], Any], locks: Locks) -> None:
+        self.tables = tables
+        self.locks = locks
+        self._make_saver = saver
+        self._saver: Any = None
+
+    def saver(self) -> Any:
+        if self._saver is None:
+            self._saver = self._make_saver()
+        return self._saver
+
+    def register(self, thread_id: str, workflow: str, created_at: str) -> bool:
+        return self.tables.register(thread_id, workflow, created_at)
+
+    def lookup(self, thread_id: str) -> RunRecord | None:
+        return self.tables.lookup(thread_id)
+
+    def records(self) -> list[RunRecord]:
+        return self.tables.records()
+
+    def save_definition(self, digest: str, workflow: str, files: dict[str, str]) -> None:
+        self.tables.save_definition(digest, workflow, files)
+
+    def definition(self, digest: str) -> dict[str, str] | None:
+        return self.tables.definition(digest)
+
+    def drop_definitions(self, keep: set[str]) -> int:
+        return self.tables.drop_definitions(keep)
+
+    def call_started(self, thread_id: str, key: str, step: str, digest: str) -> None:
+        self.tables.call_started(thread_id, key, step, digest)
+
+    def call_finished(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
+        self.tables.call_finished(thread_id, key, outcome)
+
+    def call_record(self, thread_id: str, key: str) -> dict[str, Any] | None:
+        return self.tables.call_record(thread_id, key)
+
+    def lock(self, thread_id: str) -> AbstractContextManager[None]:
+        return self.locks.lock(thread_id)
+
+    def forget(self, thread_id: str) -> int:
+        saver = self.saver()
+        count = sum(1 for _ in saver.list({"configurable": {"thread_id": thread_id}}))
+        saver.delete_thread(thread_id)
+        self.tables.forget_run(thread_id)
+        self.locks.forget(thread_id)
+        return count
+
+    def close(self) -> None:
+        """Close canal's connections; a saver object passed in is its owner's to close."""
+        self._saver = None
+        self.tables.db.close()
