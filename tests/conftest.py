@@ -1,15 +1,20 @@
 """Shared fixtures: a workflow-folder factory, checkpointers, tools that record their calls,
-and a CLI runner that starts a new process per call."""
+and two command-line runners: ``Cli`` runs each command in this process (the default),
+``ProcessCli`` starts a new process per call (for tests about processes)."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import io
 import json
 import os
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import yaml
@@ -194,20 +199,113 @@ def make_canal(workflows: Path, tmp_path: Path, checkpointer: Any,
         canal.close()
 
 
-class Cli:
-    """Runs ``python -m canal`` as a new process in a project folder."""
+CLEARED_ENV = ("CANAL_WORKFLOWS", "CANAL_HOME", "CANAL_CHECKPOINTER", "CANAL_MCP_CONFIG")
 
-    def __init__(self, cwd: Path) -> None:
+
+class _Runner:
+    """What both command-line runners share: a project folder and the environment a command
+    sees there (this process's, minus canal's settings; a test may change ``env``)."""
+
+    def __init__(self, cwd: Path, env: dict[str, str] | None = None) -> None:
         self.cwd = cwd
-        self.env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(cwd), str(ROOT)])}
-        for name in ("CANAL_WORKFLOWS", "CANAL_HOME", "CANAL_CHECKPOINTER", "CANAL_MCP_CONFIG"):
-            self.env.pop(name, None)
+        if env is None:
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(cwd), str(ROOT)]),
+                   "PYTHONDONTWRITEBYTECODE": "1"}  # no stale .pyc when a test rewrites tools
+            for name in CLEARED_ENV:
+                env.pop(name, None)
+        self.env = env
 
-    def __call__(self, *args: str, stdin: str | None = None) -> "Result":
+    def __call__(self, *args: str, stdin: str | None = None) -> Result:
+        raise NotImplementedError
+
+
+class Cli(_Runner):
+    """Runs canal's command line (``canal.cli.main.run``) in this process, as if it were a
+    new ``canal`` process started in the project folder. The default runner."""
+
+    def __call__(self, *args: str, stdin: str | None = None) -> Result:
+        from canal.cli.main import run
+
+        with in_project(self.cwd, self.env, stdin) as (out, err):
+            code = run(list(args))
+        return Result(code, out.getvalue(), err.getvalue())
+
+
+class ProcessCli(_Runner):
+    """Runs ``python -m canal`` as a new process in a project folder. Only for tests about
+    processes: kills, two processes at once, what a fresh process imports."""
+
+    def __call__(self, *args: str, stdin: str | None = None) -> Result:
         proc = subprocess.run([sys.executable, "-m", "canal", *args], cwd=self.cwd,
                               env=self.env, input=stdin, capture_output=True, text=True,
                               timeout=120)
         return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+class ExitInProcess(BaseException):
+    """Code run by the in-process ``Cli`` tried to end the process (it would end pytest)."""
+
+
+def _refuse_exit(code: int) -> None:
+    raise ExitInProcess(f"os._exit({code}) in an in-process command: this test is about a "
+                        "process dying, so run that command with ProcessCli")
+
+
+def _set_environ(target: dict[str, str]) -> None:
+    for name in [name for name in os.environ if name not in target]:
+        del os.environ[name]
+    for name, value in target.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
+def _loaded_from(module: Any, folder: Path) -> bool:
+    # __path__ too: a tools package, or a namespace package (it has no __file__)
+    places = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or ())]
+    return any(isinstance(p, str) and Path(p).resolve().is_relative_to(folder) for p in places)
+
+
+@contextlib.contextmanager
+def in_project(cwd: Path, env: dict[str, str], stdin: str | None = None
+               ) -> Iterator[tuple[io.StringIO, io.StringIO]]:
+    """Make this process look like a new ``canal`` process started in ``cwd`` with ``env``:
+    that working directory and environment, ``cwd`` first on ``sys.path`` (``python -m`` puts
+    it there, so ``module:function`` tools import from it), ``stdin`` as standard input and
+    standard output and error captured. Afterwards everything is put back, even when the
+    block raises, and the modules imported from ``cwd`` are forgotten, so the next command
+    (or test) imports its own folder's ``project_tools`` afresh."""
+    if "CANAL_FAILPOINTS" in env:
+        raise RuntimeError("CANAL_FAILPOINTS makes the process SIGKILL itself: use ProcessCli")
+    # The MCP SDK takes sys.stderr as its servers' stderr when first imported: import it now,
+    # so that it keeps pytest's stream rather than this block's StringIO.
+    import mcp.client.stdio  # noqa: F401
+
+    folder = Path(cwd).resolve()
+    saved_env, saved_cwd, saved_path = dict(os.environ), os.getcwd(), list(sys.path)
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_bytecode, saved_exit = sys.dont_write_bytecode, os._exit
+    saved_modules = set(sys.modules)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        _set_environ(env)
+        os.chdir(folder)
+        sys.path.insert(0, str(folder))
+        sys.dont_write_bytecode = True
+        importlib.invalidate_caches()
+        os._exit = _refuse_exit  # type: ignore[assignment]
+        sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin or ""), out, err
+        yield out, err
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os._exit = saved_exit
+        sys.dont_write_bytecode = saved_bytecode
+        sys.path[:] = saved_path
+        sys.path_importer_cache.pop(str(folder), None)
+        for name in set(sys.modules) - saved_modules:  # canal's lazy imports stay
+            if _loaded_from(sys.modules.get(name), folder):
+                sys.modules.pop(name, None)
+        os.chdir(saved_cwd)
+        _set_environ(saved_env)
 
 
 class Result:
@@ -252,6 +350,11 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def cli(project: Path) -> Cli:
     return Cli(project)
+
+
+@pytest.fixture
+def process_cli(project: Path) -> ProcessCli:
+    return ProcessCli(project)
 
 
 def tool_calls(project: Path) -> list[list[Any]]:

@@ -1,4 +1,5 @@
-"""The command line, one new process per call, on the default SQLite store."""
+"""The command line on the default SQLite store: each command runs in this process as a new
+``canal`` process would; one round trip and a crash mid-call use real processes."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def snapshot(project: Path) -> dict[str, bytes]:
             if p.is_file()} if home.exists() else {}
 
 
-def test_full_round_trip_one_process_per_call(cli, project):
+def test_full_round_trip_one_process_per_call(process_cli, project):
+    cli = process_cli  # the point: every step of a run may come from a new process
     started = cli("start", "create-project")
     assert started.code == 0, started.stderr
     thread = started.json["thread_id"]

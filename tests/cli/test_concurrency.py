@@ -36,7 +36,7 @@ def store_args(request, project, postgres_schema_url):
     return ["--checkpointer", postgres_schema_url()]
 
 
-def test_two_advances_at_once_one_wins_one_conflicts(cli, project, store_args):
+def test_two_advances_at_once_one_wins_one_conflicts(cli, process_cli, project, store_args):
     (project / "project_tools.py").write_text(SLOW_TOOLS)
     thread = cli(*store_args, "start", "create-project").json["thread_id"]
     command = [sys.executable, "-m", "canal", *store_args, "advance", thread, "--gate-data"]
@@ -48,8 +48,8 @@ def test_two_advances_at_once_one_wins_one_conflicts(cli, project, store_args):
     while not (project / "inside").exists():  # the first advance is inside its tool call
         assert time.monotonic() < deadline and first.poll() is None, first.communicate()
         time.sleep(0.05)
-    second = cli(*store_args, "advance", thread, "--gate-data",
-                 json.dumps({"project_name": "second", "host": "second.example.com"}))
+    second = process_cli(*store_args, "advance", thread, "--gate-data",
+                         json.dumps({"project_name": "second", "host": "second.example.com"}))
     out, err = first.communicate(timeout=60)
     assert first.returncode == 0, err
     assert json.loads(out)["step"]["id"] == "summary"

@@ -1,8 +1,9 @@
 """Fault injection: SIGKILL at every boundary of a chain of automated steps.
 
-Each case kills ``canal advance`` at one point (a failpoint, or the tool itself dying), then
-resumes from new processes and checks: nothing submitted is lost, a completed call is never
-sent again, and a tool not marked safe is never called twice without an explicit retry.
+Each case kills a ``canal advance`` process at one point (a failpoint, or the tool itself
+dying), then recovers from another process (the commands after the kill run in the test's
+own) and checks: nothing submitted is lost, a completed call is never sent again, and a tool
+not marked safe is never called twice without an explicit retry.
 """
 
 from __future__ import annotations

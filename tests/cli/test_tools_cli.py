@@ -1,4 +1,4 @@
-"""discover, index, meta, call and run from the command line, one process per call."""
+"""discover, index, meta, call and run from the command line, against the example backend."""
 
 from __future__ import annotations
 
