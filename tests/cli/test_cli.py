@@ -176,7 +176,10 @@ def test_graph_prints_mermaid(cli):
     assert result.code == 0
     mermaid = result.json["mermaid"]
     assert "collect-project-info -.-> create-project;" in mermaid
-    assert "create-role -.-> summary;" in mermaid
+    # every automated step: its confirmation node, the call, the recovery node
+    assert "create-role -.-> create-role.call;" in mermaid
+    assert "create-role.call -.-> summary;" in mermaid
+    assert "create-role.recover -.-> summary;" in mermaid
 
 
 def test_pretty_output_is_the_same_document(cli):
