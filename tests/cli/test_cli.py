@@ -176,10 +176,11 @@ def test_graph_prints_mermaid(cli):
     assert result.code == 0
     mermaid = result.json["mermaid"]
     assert "collect-project-info -.-> create-project;" in mermaid
-    # every automated step: its confirmation node, the call, the recovery node
-    assert "create-role -.-> create-role.call;" in mermaid
-    assert "create-role.call -.-> summary;" in mermaid
-    assert "create-role.recover -.-> summary;" in mermaid
+    # every automated step: its confirmation node, the call, the recovery node (Mermaid
+    # writes '.' in a node id as \2e)
+    assert "create-role -.-> create-role\\2ecall;" in mermaid
+    assert "create-role\\2ecall -.-> summary;" in mermaid
+    assert "create-role\\2erecover -.-> summary;" in mermaid
 
 
 def test_pretty_output_is_the_same_document(cli):
