@@ -25,14 +25,14 @@ class SqliteDatabase:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._conn: sqlite3.Connection | None = None
-        self._guard = threading.RLock()
+        self.guard = threading.RLock()
 
     def exists(self) -> bool:
         return self._conn is not None or self.path is None or self.path.exists()
 
     def connection(self) -> sqlite3.Connection:
         """The connection, opened (and the file made) on first use."""
-        with self._guard:
+        with self.guard:
             if self._conn is None:
                 self._conn = self._open()
             return self._conn
@@ -54,7 +54,7 @@ class SqliteDatabase:
 
     def execute(self, sql: str, params: Sequence[Any] = (),
                 write: bool = False) -> tuple[list[tuple[Any, ...]], int]:
-        with self._guard:
+        with self.guard:
             if not write and not self.exists():
                 return [], 0
             with self.connection() as conn:
@@ -63,7 +63,7 @@ class SqliteDatabase:
 
     def close(self) -> None:
         """Close a file's connection (it reopens on use); memory stays while the object does."""
-        with self._guard:
+        with self.guard:
             if self._conn is not None and self.path is not None:
                 self._conn.close()
                 self._conn = None
@@ -77,7 +77,11 @@ def sqlite_store(path: str | Path, sealer: Any = None) -> CanalStore:
     def saver() -> Any:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        return SqliteSaver(db.connection(), serde=sealer.serde() if sealer else None)
+        saver = SqliteSaver(db.connection(), serde=sealer.serde() if sealer else None)
+        # One connection, one lock: LangGraph writes checkpoints from a background thread
+        # (durability="async") while a node writes the call journal.
+        saver.lock = db.guard
+        return saver
 
     return CanalStore(Tables(db, SQLITE, sealer), saver, FileLocks(file))
 

@@ -264,3 +264,15 @@ def test_a_graph_without_its_dependencies_is_refused_before_anything_runs():
 
     with pytest.raises(ConfigError, match="a canal graph needs its journal"):
         Deps(tools=object(), journal=None, registry=object(), sealer=object())  # type: ignore[arg-type]
+
+
+def test_async_durability_shares_the_sqlite_connection_safely(graph_of, recorder):
+    """Checkpoints written from LangGraph's background thread and the journal written by a
+    node use one SQLite connection under one lock."""
+    graph = graph_of()
+    for number in range(8):
+        thread = config(f"t{number}")
+        graph.invoke({}, thread, durability="async")
+        out = graph.invoke(Command(resume=VALID), thread, durability="async")
+        assert pause(out).value["step"]["id"] == "summary"
+    assert len(recorder.calls) == 16
