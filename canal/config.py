@@ -19,9 +19,10 @@ directory.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from canal.errors import ConfigError
 from canal.limits import Limits

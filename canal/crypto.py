@@ -72,7 +72,7 @@ class Sealer:
         self._lock = threading.Lock()  # LangGraph serializes from several threads
 
     @classmethod
-    def ephemeral(cls) -> "Sealer":
+    def ephemeral(cls) -> Sealer:
         """A sealer with a fresh key that lives only in this object (for ``memory:`` state,
         which never leaves the process: no key file is made)."""
         sealer = cls(Path("."))

@@ -8,8 +8,9 @@ Workflow files are limited by the loader (``MAX_FILE_BYTES``, ``MAX_FRONT_MATTER
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from canal.errors import LimitExceeded, UsageError
 
@@ -24,7 +25,7 @@ class Limits:
     depth: int = 32
 
     @classmethod
-    def from_settings(cls, raw: Mapping[str, Any] | None) -> "Limits":
+    def from_settings(cls, raw: Mapping[str, Any] | None) -> Limits:
         from canal.errors import ConfigError
 
         raw = dict(raw or {})

@@ -18,7 +18,7 @@ class RunRecord(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, thread_id: str, workflow: str, created_at: str) -> "RunRecord":
+    def __new__(cls, thread_id: str, workflow: str, created_at: str) -> RunRecord:
         return super().__new__(cls, (thread_id, workflow, created_at))
 
     thread_id = property(lambda self: self[0])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from canal.errors import UsageError
 from canal.limits import parse_json
@@ -172,7 +173,8 @@ def _start_arguments(parser: argparse.ArgumentParser) -> None:
 def _advance_arguments(parser: argparse.ArgumentParser) -> None:
     _thread(parser)
     parser.add_argument("--gate-data", metavar="JSON", help="the step's data as inline JSON")
-    parser.add_argument("--gate-file", metavar="PATH", help="read the data from a file ('-': stdin)")
+    parser.add_argument("--gate-file", metavar="PATH",
+                        help="read the data from a file ('-': stdin)")
     parser.add_argument("--step", metavar="ID",
                         help="apply only if the run is still at this step (else: stale)")
 

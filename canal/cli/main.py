@@ -25,7 +25,8 @@ import json
 import os
 import sys
 import traceback
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from canal.errors import CanalError, UsageError
 
@@ -93,7 +94,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         emit({"status": "error", "error": {"code": "interrupted", "message": "interrupted"}},
              pretty)
         return 130
-    except Exception as exc:  # the last boundary: no traceback for the user
+    except Exception as exc:  # noqa: BLE001 - the last boundary: no traceback for the user
         if os.environ.get("CANAL_DEBUG"):
             traceback.print_exc()
         message = f"internal error: {type(exc).__name__}: {exc}"

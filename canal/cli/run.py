@@ -13,8 +13,9 @@ import argparse
 import getpass
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from canal.errors import UsageError
 
@@ -71,7 +72,7 @@ def convert(kind: str, text: str) -> Any:
 def ask_field(name: str, field: dict[str, Any], ask: Ask) -> tuple[bool, Any]:
     """Ask for one field until the answer parses: ``(given, value)``."""
     label = f"{name}" + (f" ({field['desc']})" if field.get("desc") else "")
-    choices = field.get("enum")
+    choices: list[Any] = field.get("enum") or []
     numbered = bool(choices) and all(isinstance(c, str) for c in choices)
     if choices:
         say(f"{label}, one of:")

@@ -29,6 +29,11 @@ from canal.spec.models import WorkflowSpec
 def build_graph(spec: WorkflowSpec, deps: Deps) -> StateGraph:
     """The uncompiled graph of ``spec``, its nodes bound to ``deps``."""
     builder = StateGraph(RunState, input_schema=RunInput)
+
+    def add(name: str, node: Any, *destinations: str) -> None:
+        # Node functions take the state as a plain dict (its values are JSON-plain).
+        builder.add_node(name, node, destinations=tuple(dict.fromkeys(destinations)))
+
     anywhere: list[str] = []
     for step in spec.steps:
         next_id = spec.next_id(step.id)
@@ -37,20 +42,15 @@ def build_graph(spec: WorkflowSpec, deps: Deps) -> StateGraph:
         if step.type == "automated":
             here, call, recover = step.id, call_node(step.id), recovery_node(step.id)
             anywhere.append(recover)
-            builder.add_node(here, confirmation(spec, step, deps),
-                             destinations=(call, here, recover, COMPENSATE))
-            builder.add_node(call, automated(step, next_id, deps),
-                             destinations=(after, recover))
-            builder.add_node(recover, recovery(spec, step, next_id, deps),
-                             destinations=tuple(dict.fromkeys((here, after, recover,
-                                                               COMPENSATE))))
+            add(here, confirmation(spec, step, deps), call, here, recover, COMPENSATE)
+            add(call, automated(step, next_id, deps), after, recover)
+            add(recover, recovery(spec, step, next_id, deps), here, after, recover, COMPENSATE)
+        elif step.type == "interactive":  # a rejected answer loops back to the step
+            add(step.id, interactive(spec, step, next_id, deps), after, step.id, COMPENSATE)
         else:
-            factory = interactive if step.type == "interactive" else notification
-            builder.add_node(step.id, factory(spec, step, next_id, deps),
-                             destinations=tuple(dict.fromkeys((after, step.id, COMPENSATE))))
-    builder.add_node(BEGIN, begin(spec, deps),
-                     destinations=tuple(anywhere) + (COMPENSATE, END))
-    builder.add_node(COMPENSATE, compensate(spec, deps), destinations=(END,))
+            add(step.id, notification(spec, step, next_id, deps), after, COMPENSATE)
+    add(BEGIN, begin(spec, deps), *anywhere, COMPENSATE, END)
+    add(COMPENSATE, compensate(spec, deps), END)
     builder.add_edge(START, BEGIN)
     return builder
 

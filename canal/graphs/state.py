@@ -47,7 +47,7 @@ class RunState(TypedDict, total=False):
     gate: Annotated[dict[str, Any], merge_gate]     # step id -> accepted gate data
     result: Annotated[dict[str, Any], merge]        # step id -> tool result
     failure: dict[str, Any] | None                  # Failure.to_state() while parked as failed
-    rejected: dict[str, Any] | None                 # {step, errors, missing, dropped} of the last bad answer
+    rejected: dict[str, Any] | None                 # the last bad answer: step, errors, ...
     prefill: Annotated[dict[str, Any], merge]       # step id -> pre-answers not yet checked
     attempts: Annotated[dict[str, int], merge]      # step id -> attempt number (retry answers)
     approved: Annotated[dict[str, str], merge]      # step id -> call key a person chose to resend

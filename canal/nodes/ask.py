@@ -9,7 +9,8 @@ with the errors. Nothing of the rejected data is stored.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from langgraph.types import Command, interrupt
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from langgraph.graph import END
 from langgraph.types import Command
@@ -42,7 +43,7 @@ from canal.nodes.base import (
     recovery_node,
 )
 from canal.nodes.deps import Deps, thread_id
-from canal.nodes.failure import Failure
+from canal.nodes.failure import Failure, FailureKind
 from canal.nodes.gate import ACTION_GATE
 from canal.nodes.keys import call_key
 from canal.nodes.sensitive import open_gate
@@ -92,7 +93,7 @@ def automated(step: StepSpec, next_id: str | None, deps: Deps) -> Callable[..., 
                 deps.tools.close()
             return Command(goto=next_id or END, update=moved(next_id, {
                 "result": {step.id: outcome["result"]}, "log": log}))
-        kind = "in_flight" if record.get("in_flight") else "tool_error"
+        kind: FailureKind = "in_flight" if record.get("in_flight") else "tool_error"
         return failed(Failure(kind, step.id, tool, key, outcome["error"]), log)
 
     node.__name__ = f"automated_{step.id}"
@@ -110,7 +111,7 @@ class Call:
     timeout: float | None = None
 
     @classmethod
-    def of(cls, step: StepSpec) -> "Call":
+    def of(cls, step: StepSpec) -> Call:
         assert step.automation is not None
         return cls(step.id, step.automation.tool, step.automation.idempotent, step.retry,
                    step.timeout)
@@ -191,8 +192,8 @@ def recovery(spec: WorkflowSpec, step: StepSpec, next_id: str | None,
         action = check.data["action"]
         log = [entry("action", step.id, action=action)]
         if action == "abort":
-            update = aborted_update(step.id)
-            return Command(goto=COMPENSATE, update={**update, "log": log + update["log"]})
+            abort = aborted_update(step.id)
+            return Command(goto=COMPENSATE, update={**abort, "log": log + abort["log"]})
         if action == "skip":
             return Command(goto=next_id or END, update=moved(next_id, {"log": log}))
         failure = Failure.from_state(state.get("failure") or {"step": step.id})

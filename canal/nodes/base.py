@@ -14,7 +14,7 @@ This module imports no LangGraph (read-only commands use it).
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 ABORT: dict[str, Any] = {"$abort": True}
@@ -60,7 +60,7 @@ def recovery_node(step_id: str) -> str:
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def entry(kind: str, step: str | None, **fields: Any) -> dict[str, Any]:

@@ -9,7 +9,8 @@ outcome is logged; a failed compensation is reported with the aborted run, never
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from langgraph.graph import END
 from langgraph.types import Command
@@ -32,6 +33,7 @@ def compensate(spec: WorkflowSpec, deps: Deps) -> Callable[[dict[str, Any]], Com
             key = f"{thread}:compensate:{step.id}"
             call = Call(f"compensate:{step.id}", step.compensate.tool, timeout=step.timeout)
             shown: Any = None
+            how: dict[str, Any]
             try:
                 arguments, shown = arguments_of(step.compensate.input_mapping, state, deps)
             except TemplateError as exc:

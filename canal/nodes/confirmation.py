@@ -11,7 +11,8 @@ once per attempt for ``{"confirm": true}``; ``false`` parks the run as failed wi
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from langgraph.types import Command
 

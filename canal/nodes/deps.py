@@ -9,8 +9,9 @@ LangGraph Server) with no run context to pass in.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from canal.errors import ConfigError
 from canal.nodes.sensitive import TextSealer

@@ -7,8 +7,9 @@ from the two tables below.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 FailureKind = Literal["tool_error", "in_flight", "declined", "template", "postcondition"]
 
@@ -57,8 +58,8 @@ class Failure:
                 "kind": self.kind}
 
     @classmethod
-    def from_state(cls, data: Mapping[str, Any]) -> "Failure":
-        kind = data.get("kind")
+    def from_state(cls, data: Mapping[str, Any]) -> Failure:
+        kind: FailureKind = data.get("kind")  # type: ignore[assignment]  # checked next
         if kind not in MESSAGES:  # saved before failures had a kind
             kind = "in_flight" if data.get("error") == MESSAGES["in_flight"] else "tool_error"
         detail = "" if kind in ("in_flight", "declined") else str(data.get("error", ""))

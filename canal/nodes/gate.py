@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from canal.jsontypes import Checked, fits, json_type
 from canal.spec.models import FieldSpec
@@ -19,14 +20,16 @@ from canal.spec.models import FieldSpec
 ACTION_GATE: dict[str, FieldSpec] = {
     "action": FieldSpec(
         type="string", required=True, enum=("retry", "skip", "abort"),
-        desc="retry the failed call, skip the step (its result stays empty) or abort the run",
+        description=("retry the failed call, skip the step (its result stays empty) or abort "
+                     "the run"),
     )
 }
 
 
 CONFIRM_GATE: dict[str, FieldSpec] = {
     "confirm": FieldSpec(type="boolean", required=True,
-                         desc="true to make the call shown in 'call', false to stop before it"),
+                         description=("true to make the call shown in 'call', false to stop "
+                                      "before it")),
 }
 
 

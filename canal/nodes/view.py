@@ -8,8 +8,9 @@ state and the spec, and imports no LangGraph: read-only commands build views too
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from canal.errors import TemplateError
 from canal.nodes.failure import STOPPED

@@ -99,7 +99,7 @@ class Canal:
             self._graphs.clear()
             self._specs.clear()
 
-    def __enter__(self) -> "Canal":
+    def __enter__(self) -> Canal:
         return self
 
     def __exit__(self, *exc: object) -> None:

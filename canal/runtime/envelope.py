@@ -8,13 +8,15 @@ checkpoint's values and the workflow spec are needed: read-only calls (``current
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from canal.nodes.failure import STOPPED
 from canal.nodes.sensitive import TextSealer, redact
 from canal.nodes.view import StepView, view_of
 from canal.spec.models import FieldSpec, WorkflowSpec
+
 
 @dataclass
 class Envelope:

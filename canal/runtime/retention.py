@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from canal.checkpoints import Store
@@ -27,8 +27,11 @@ def parse_age(text: str) -> timedelta:
 class RunReader(Protocol):
     """What retention needs of the facade."""
 
-    store: Store
-    sealer: TextSealer
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def sealer(self) -> TextSealer: ...
 
     def run(self, thread_id: str) -> tuple[WorkflowSpec, dict[str, Any]]: ...
 
@@ -58,7 +61,7 @@ class Retention:
               now: datetime | None = None) -> dict[str, Any]:
         """Remove completed and aborted runs last changed before ``older_than`` ago (and,
         only when asked, unfinished ones too), then the definitions no run uses any more."""
-        cutoff = (now or datetime.now(timezone.utc)) - older_than
+        cutoff = (now or datetime.now(UTC)) - older_than
         removed, skipped, checkpoints = [], [], 0
         store = self.reader.store
         for run in self.reader.runs():
@@ -77,7 +80,8 @@ class Retention:
                 continue
             removed.append({k: run[k] for k in ("thread_id", "workflow", "status",
                                                 "updated_at")})
-        keep = {self.reader.values(r["thread_id"]).get("digest") for r in self.reader.runs()}
+        keep = {str(self.reader.values(r["thread_id"]).get("digest"))
+                for r in self.reader.runs()}
         definitions = store.drop_definitions(keep)
         return {"status": "ok", "count": len(removed), "removed": removed,
                 "checkpoints_removed": checkpoints, "definitions_removed": definitions,

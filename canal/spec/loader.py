@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -109,7 +110,8 @@ def _decode(rel: str, content: bytes | None, problems: list[Problem]) -> str | N
         return None
 
 
-def _front(rel: str, text: str | None, problems: list[Problem]) -> tuple[dict[str, Any] | None, str]:
+def _front(rel: str, text: str | None,
+           problems: list[Problem]) -> tuple[dict[str, Any] | None, str]:
     """The front matter of one file as a mapping (None after recording a problem), and the body."""
     if text is None:
         return None, ""
@@ -170,7 +172,7 @@ def _yaml_problem(rel: str, exc: yaml.YAMLError) -> Problem:
     mark = getattr(exc, "problem_mark", None)
     if context and "end of stream" in problem and getattr(exc, "context_mark", None):
         # An unclosed quote or bracket: where it opened says more than the end of the text.
-        mark, problem = exc.context_mark, f"{context}: {problem}"
+        mark, problem = getattr(exc, "context_mark", None), f"{context}: {problem}"
     return Problem(rel, f"YAML error: {problem}", line=mark.line + 2 if mark else None)
 
 

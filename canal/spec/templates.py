@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 from canal.errors import TemplateError
 
@@ -165,10 +166,11 @@ def _as_text(value: Any) -> str:
 
 def render(text: str, lookup: Lookup) -> Any:
     """Resolve the references in one string (typed when it is exactly one reference)."""
-    parts = [p for p in scan(text)]
-    for part in parts:
+    parts: list[Reference] = []
+    for part in scan(text):
         if isinstance(part, Malformed):
             raise TemplateError(f"{part.text}: {part.message}")
+        parts.append(part)
     if len(parts) == 1 and text.strip() == parts[0].text:
         return lookup(parts[0])
     out, pos = [], 0

@@ -10,6 +10,7 @@ collected, never raised one at a time.
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from canal.errors import Problem, WorkflowInvalid
@@ -38,7 +39,8 @@ def check_files(name: str, files: Files,
     return spec, problems
 
 
-def validate_spec(spec: WorkflowSpec, unreadable: set[str] = frozenset()) -> list[Problem]:
+def validate_spec(spec: WorkflowSpec,
+                  unreadable: AbstractSet[str] = frozenset()) -> list[Problem]:
     """Every static problem of a loaded spec. ``unreadable`` are ids of steps that failed
     to parse: references to them are not reported a second time."""
     problems: list[Problem] = []
@@ -156,7 +158,7 @@ def _check_field(step: StepSpec, name: str, field: FieldSpec) -> list[Problem]:
 
 def _check_reference(step: StepSpec, key: str, part: Reference | Malformed,
                      by_id: dict[str, StepSpec], earlier: set[str],
-                     unreadable: set[str]) -> Problem | None:
+                     unreadable: AbstractSet[str]) -> Problem | None:
     def problem(message: str) -> Problem:
         return Problem(step.path, message, key=key, text=part.text)
 

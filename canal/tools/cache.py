@@ -33,7 +33,7 @@ class ToolMeta:
     digest: str = ""
 
     @classmethod
-    def from_listing(cls, name: str, server: str, listed: dict[str, Any]) -> "ToolMeta":
+    def from_listing(cls, name: str, server: str, listed: dict[str, Any]) -> ToolMeta:
         schema = listed.get("inputSchema") or {"type": "object"}
         annotations = {k: v for k, v in (listed.get("annotations") or {}).items()
                        if v is not None}

@@ -68,7 +68,7 @@ class _Session:
                 await asyncio.wait_for(session.initialize(), self.config.timeout)
                 self.ready.set_result(session)
                 await self.stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - reported through `ready`, or moot
+        except BaseException as exc:
             if not self.ready.done():
                 self.ready.set_exception(exc)
             if isinstance(exc, asyncio.CancelledError):
@@ -78,7 +78,7 @@ class _Session:
         self.stop.set()
         try:
             await asyncio.wait_for(self.task, 10)
-        except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - the server is gone either way
+        except (TimeoutError, Exception):  # noqa: BLE001 - the server is gone either way
             self.task.cancel()
 
 
@@ -130,14 +130,14 @@ class McpConnections:
         async def run() -> Any:
             try:
                 session = await self._open(config)
-            except BaseException as exc:  # noqa: BLE001 - any start-up failure is one message
+            except BaseException as exc:
                 await self._drop(server)
                 raise ToolError(f"cannot start MCP server {server!r} ({config.describe()}): "
                                 f"{_reason(exc, config.timeout)}", server=server,
                                 transient=True) from exc
             try:
                 return await make(session)
-            except BaseException as exc:  # noqa: BLE001 - the session may be unusable now
+            except BaseException as exc:
                 await self._drop(server)
                 if isinstance(exc, asyncio.CancelledError):
                     raise
@@ -157,7 +157,8 @@ class McpConnections:
         timeout = timedelta(seconds=self._config(server).timeout)
 
         async def collect(session: Any) -> list[dict[str, Any]]:
-            tools, cursor, pages = [], None, 0
+            tools: list[dict[str, Any]] = []
+            cursor, pages = None, 0
             while True:
                 page = await asyncio.wait_for(session.list_tools(cursor=cursor),
                                               timeout.total_seconds())

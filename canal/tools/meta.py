@@ -8,7 +8,8 @@ the tool does not declare or that are ignored (dropped and reported), JSON types
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from canal.jsontypes import Checked, fits, json_type
 from canal.tools.cache import ToolMeta

@@ -14,9 +14,10 @@ with a letter>`` is *coded* and a call passes the code (see :func:`enum_values`)
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 KINDS = ("IGNORE", "KEEP", "ENUM", "NOTE")
 AUTO = "#auto"
@@ -61,7 +62,7 @@ _OPEN_ENDED = frozenset({"etc", "etc.", "...", "…", "and so on"})
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
-def is_system_field(name: str, schema: dict) -> bool:
+def is_system_field(name: str, schema: Mapping[str, Any]) -> bool:
     """Whether the field is filled in by the server, never by the caller. True when:
 
     * the name, snake-cased and lower-cased (``createdAt`` → ``created_at``), is ``id``,
@@ -136,8 +137,9 @@ def _field_enum(prop: Mapping[str, Any], root: Mapping[str, Any]) -> list[str] |
     """The ENUM entries for one property: its schema enum, else its description's list."""
     allowed = _schema_enum(prop, root)
     if allowed is not None:
-        texts = [_text(v) for v in allowed if v is not None]
-        if None in texts or not all(map(_writable, texts)):
+        found = [_text(v) for v in allowed if v is not None]
+        texts = [t for t in found if t is not None]
+        if len(texts) < len(found) or not all(map(_writable, texts)):
             return None
         texts = list(dict.fromkeys(texts))
         return texts if len(texts) >= 2 and not all(map(_coded, texts)) else None
@@ -396,7 +398,7 @@ def enum_values(field_type: str | None, entries: tuple[str, ...]) -> tuple[list,
     if entries and all(coded):
         numeric = field_type in ("integer", "number")
         values = [int(c[0]) if numeric else c[0] for c in coded if c]
-        return values, {value: c[1] for value, c in zip(values, coded) if c}
+        return values, {value: c[1] for value, c in zip(values, coded, strict=False) if c}
     return [_convert(entry.strip(), field_type) for entry in entries], {}
 
 
