@@ -418,3 +418,29 @@ class Toolbox:
 @pytest.fixture
 def toolbox(tmp_path: Path) -> Toolbox:
     return Toolbox(tmp_path)
+
+
+# Project tools that log every call durably; create_role exits the process (as a crash
+# would) once while the file die-in-create_role exists beside them.
+DYING_TOOLS = '''
+import json, os, pathlib
+HERE = pathlib.Path(__file__).parent
+
+def _log(name, kwargs):
+    with (HERE / "calls.jsonl").open("a") as f:
+        f.write(json.dumps([name, kwargs]) + "\\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+def create_project(**kwargs):
+    _log("create_project", kwargs)
+    return {"project": {"id": 42, "name": kwargs["name"], "admins": kwargs["admins"]}}
+
+def create_role(**kwargs):
+    _log("create_role", kwargs)
+    marker = HERE / "die-in-create_role"
+    if marker.exists():
+        marker.unlink()
+        os._exit(9)
+    return {"role_id": "role-%s" % kwargs["project_id"]}
+'''

@@ -16,31 +16,9 @@ import time
 
 import pytest
 
-from tests.conftest import tool_calls
+from tests.conftest import DYING_TOOLS, tool_calls
 
 VALID = {"project_name": "billing", "host": "billing.example.com"}
-DYING_TOOLS = '''
-import json, os, pathlib
-HERE = pathlib.Path(__file__).parent
-
-def _log(name, kwargs):
-    with (HERE / "calls.jsonl").open("a") as f:
-        f.write(json.dumps([name, kwargs]) + "\\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-def create_project(**kwargs):
-    _log("create_project", kwargs)
-    return {"project": {"id": 42, "name": kwargs["name"], "admins": kwargs["admins"]}}
-
-def create_role(**kwargs):
-    _log("create_role", kwargs)
-    marker = HERE / "die-in-create_role"
-    if marker.exists():
-        marker.unlink()
-        os._exit(9)
-    return {"role_id": "role-%s" % kwargs["project_id"]}
-'''
 
 
 def killed_advance(cli, project, thread, failpoint=None):

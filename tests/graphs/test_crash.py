@@ -15,30 +15,9 @@ from pathlib import Path
 import pytest
 from langgraph.types import Command
 
-from tests.conftest import ROOT, project_steps, write_workflow
+from tests.conftest import DYING_TOOLS, ROOT, project_steps, write_workflow
 
 VALID = {"project_name": "billing", "host": "billing.example.com"}
-TOOLS = '''
-import json, os, pathlib
-HERE = pathlib.Path(__file__).parent
-
-def _log(name, kwargs):
-    with (HERE / "calls.jsonl").open("a") as f:
-        f.write(json.dumps([name, kwargs]) + "\\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-def create_project(**kwargs):
-    _log("create_project", kwargs)
-    return {"project": {"id": 42, "name": kwargs["name"], "admins": kwargs["admins"]}}
-
-def create_role(**kwargs):
-    _log("create_role", kwargs)
-    if (HERE / "die").exists():
-        (HERE / "die").unlink()
-        os._exit(9)
-    return {"role_id": "role-%s" % kwargs["project_id"]}
-'''
 OPEN = '''
 import sqlite3, sys
 from pathlib import Path
@@ -75,8 +54,8 @@ def run(folder: Path, store: str, body: str) -> subprocess.CompletedProcess[str]
 @pytest.mark.parametrize("store", ["url", "saver"])
 def test_kill_mid_call_then_recover_never_resends_without_a_retry(tmp_path, store):
     write_workflow(tmp_path / "workflows", "create-project", project_steps())
-    (tmp_path / "project_tools.py").write_text(TOOLS)
-    (tmp_path / "die").touch()
+    (tmp_path / "project_tools.py").write_text(DYING_TOOLS)
+    (tmp_path / "die-in-create_role").touch()
     killed = run(tmp_path, store, f"""
         graph.invoke({{}}, config)
         graph.invoke(Command(resume={VALID!r}), config)

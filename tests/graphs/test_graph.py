@@ -211,15 +211,21 @@ def test_every_automated_step_has_its_confirmation_node_drawn(graph_of):
         assert node in mermaid
 
 
-def test_sensitive_values_are_sealed_in_the_state(workflows, graph_of):
-    received: list[dict[str, Any]] = []
-    write_workflow(workflows, "login", {
+def login_steps(more: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Ask for a sensitive token, then pass it to the tool ``use``."""
+    return {
         "01-ask.md": {"type": "interactive", "gate": {"schema": {
             "token": {"type": "string", "required": True, "sensitive": True}}}},
         "02-use.md": {"type": "automated", "automation": {
             "tool": "use", "input_mapping": {"token": "{{gate.ask.token}}"}}},
-        "03-done.md": ({"type": "notification"}, "used {{gate.ask.token}}"),
-    })
+        **(more or {}),
+    }
+
+
+def test_sensitive_values_are_sealed_in_the_state(workflows, graph_of):
+    received: list[dict[str, Any]] = []
+    write_workflow(workflows, "login", login_steps(
+        {"03-done.md": ({"type": "notification"}, "used {{gate.ask.token}}")}))
     from canal import PythonTools
 
     graph = graph_of("login", tools=PythonTools({"use": lambda **kw: received.append(kw) or {}}))
@@ -239,12 +245,7 @@ def test_a_sealed_answer_keeps_the_secret_out_of_the_pending_writes(workflows, t
     from canal import PythonTools
 
     received: list[dict[str, Any]] = []
-    write_workflow(workflows, "login", {
-        "01-ask.md": {"type": "interactive", "gate": {"schema": {
-            "token": {"type": "string", "required": True, "sensitive": True}}}},
-        "02-use.md": {"type": "automated", "automation": {
-            "tool": "use", "input_mapping": {"token": "{{gate.ask.token}}"}}},
-    })
+    write_workflow(workflows, "login", login_steps())
     canal = Canal(workflows=workflows, home=tmp_path / "home", checkpointer="memory:",
                   tools=PythonTools({"use": lambda **kw: received.append(kw) or {}}))
     mine = tmp_path / "mine.db"
