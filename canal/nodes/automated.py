@@ -45,7 +45,7 @@ from canal.nodes.base import (
 from canal.nodes.deps import Deps, thread_id
 from canal.nodes.failure import Failure, FailureKind
 from canal.nodes.gate import ACTION_GATE
-from canal.nodes.keys import call_key
+from canal.nodes.keys import call_key, safe_to_repeat
 from canal.nodes.sensitive import open_gate
 from canal.spec.models import RetrySpec, StepSpec, WorkflowSpec
 from canal.spec.templates import resolve, state_lookup
@@ -120,7 +120,7 @@ class Call:
 def journaled(call: Call, deps: Deps, thread: str, key: str, arguments: dict[str, Any],
               approved: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """The call's outcome (from the journal, or by calling) and how it was obtained."""
-    safe = call.idempotent or deps.tools.safe_to_repeat(call.tool)
+    safe = safe_to_repeat(call.tool, call.idempotent, deps.tools)
     known = deps.journal.call_record(thread, key)
     if known is not None and known["outcome"] is not None:
         return known["outcome"], {"replayed": True}

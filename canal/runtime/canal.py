@@ -24,7 +24,7 @@ from canal.limits import check as check_limits
 from canal.limits import json_plain_data
 from canal.nodes.failure import STOPPED
 from canal.nodes.gate import check_gate
-from canal.nodes.keys import call_key
+from canal.nodes.keys import call_key, safe_to_repeat
 from canal.nodes.sensitive import TextSealer
 from canal.nodes.view import gate_of, stopped_mid_step
 from canal.runtime.envelope import Envelope, completed_steps, envelope_of, missing_fields
@@ -354,7 +354,7 @@ class Canal:
         if known["outcome"] is not None:
             return STOPPED["finished"]
         assert step.automation is not None
-        if step.automation.idempotent or self.tools.safe_to_repeat(step.automation.tool):
+        if safe_to_repeat(step.automation.tool, step.automation.idempotent, self.tools):
             return STOPPED["safe"]
         return STOPPED["in_flight"]
 
