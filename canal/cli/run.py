@@ -3,8 +3,10 @@
 Each gate field is asked for in turn (choices for enums, hidden input for sensitive fields,
 Enter to skip an optional field); notifications are shown and acknowledged; a failed step
 asks whether to retry, skip or abort. ``--answers FILE`` (JSON or YAML, ``{step id: {field:
-value}}``, ``{failed step id: {action: ...}}``) scripts the run instead. Prompts and progress
-go to stderr; stdout gets the final envelope as JSON, like every other command.
+value}}``, ``{failed step id: {action: ...}}``) scripts the run instead. A scripted action
+is given to a failed step once: if the step fails again, the run stops there (exit 7), so a
+scripted ``retry`` can never loop. Prompts and progress go to stderr; stdout gets the final
+envelope as JSON, like every other command.
 """
 
 from __future__ import annotations
@@ -132,6 +134,7 @@ def drive(canal: Any, args: argparse.Namespace, ask: Ask = ask_line) -> dict[str
         env = canal.start(args.workflow, thread_id=args.thread_id).to_json()
     thread = env["thread_id"]
     executed = list(env["executed"])  # every tool call this command made, in order
+    answered_failures: set[str] = set()  # failed steps a scripted action was given to
     say(f"run {thread} (resume with: canal run {args.workflow} --thread-id {thread})")
     while env["status"] in ("awaiting_input", "failed", "rejected"):
         show(env)
@@ -142,6 +145,12 @@ def drive(canal: Any, args: argparse.Namespace, ask: Ask = ask_line) -> dict[str
                 return {**env, "executed": executed}
             if env["status"] == "rejected":
                 return {**env, "executed": executed}
+            if env["status"] == "failed":
+                if step["id"] in answered_failures:
+                    say(f"step {step['id']!r} failed again after its scripted action; the run "
+                        "waits there for a person to decide")
+                    return {**env, "executed": executed}
+                answered_failures.add(step["id"])
             data = answers.get(step["id"], {})
         elif step["type"] == "notification" or not step["gate"]:
             ask("[Enter to continue] ", False)

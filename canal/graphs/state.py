@@ -8,12 +8,19 @@ The input a client may give is ``RunInput``: only ``gate``, as pre-answers. A cl
 write to ``gate`` never lands among the accepted data: the reducer parks it under
 ``PREFILL`` until the ``run.begin`` node hands it, as ``prefill``, to the steps that check
 it. Nodes write accepted data through ``canal.nodes.base.accept()``.
+
+``log`` holds the entries of the last step only (a ``Topic`` channel that empties every
+step), so a checkpoint's size does not grow with the run's length: a run retried a
+thousand times would otherwise copy its whole history into every checkpoint. The whole
+log is the entries of the checkpoints on the run's parent chain, oldest first
+(``canal.runtime.log.run_log``; ``graph.get_state_history()`` gives the same).
 """
 
 from __future__ import annotations
 
-import operator
 from typing import Annotated, Any, TypedDict
+
+from langgraph.channels.topic import Topic
 
 from canal.nodes.base import ACCEPTED, PREFILL
 
@@ -54,4 +61,4 @@ class RunState(TypedDict, total=False):
     compensating: bool                              # aborted, compensations not all done yet
     confirm_steps: list[str]                        # steps asking for confirmation, fixed at start
     confirmed: Annotated[dict[str, int], merge]     # step id -> attempt that was confirmed
-    log: Annotated[list[dict[str, Any]], operator.add]  # every transition, in order
+    log: Annotated[list[dict[str, Any]], Topic(dict)]  # the last step's transitions

@@ -232,18 +232,21 @@ class Canal:
             return None, {}
         return folder, workflow_files(folder)
 
-    def _invoke(self, spec: WorkflowSpec, thread_id: str, before: dict[str, Any],
-                graph_input: Any) -> Envelope:
+    def _invoke(self, spec: WorkflowSpec, thread_id: str, graph_input: Any) -> Envelope:
         """Send the graph one input; the envelope of where the run stops, with the tool
         calls this made."""
+        from canal.runtime.log import head_id, run_log
+
         graph = self._graph(spec)
+        saver = self.store.saver()
+        since = head_id(saver, thread_id)
         try:
             with _untraced_if_sensitive(spec):
                 graph.invoke(graph_input, self._config(thread_id), durability="sync")
         finally:
             self.tools.close()
         after = self.values(thread_id)
-        new = after.get("log", [])[len(before.get("log", [])):]
+        new = run_log(saver, thread_id, since)
         executed = [{**{k: v for k, v in e.items() if k not in ("kind", "at")},
                      **({"compensation": True} if e["kind"] == "compensate" else {})}
                     for e in new if e["kind"] in ("tool", "compensate")]
@@ -269,7 +272,7 @@ class Canal:
             if self.store.lookup(thread_id) is not None:
                 raise RunStateError(f"thread id {thread_id!r} is already taken",
                                     thread_id=thread_id)
-            return self._invoke(spec, thread_id, {}, {})
+            return self._invoke(spec, thread_id, {})
 
     def advance(self, thread_id: str, data: Any = None, step: str | None = None) -> Envelope:
         """Submit ``data`` for the current step.
@@ -306,7 +309,7 @@ class Canal:
             if stopped_mid_step(spec, values):
                 self._park(spec, thread_id, values)
             answer = resume_value(seal_fields(gate, check.data, self.sealer))
-            env = self._invoke(spec, thread_id, values, Command(resume=answer))
+            env = self._invoke(spec, thread_id, Command(resume=answer))
             env.dropped = check.dropped
             return env
 
@@ -336,11 +339,11 @@ class Canal:
         with self._writer(thread_id):
             spec, values = self.run(thread_id)
             if values.get("compensating"):  # aborted, but its compensations were cut short
-                return self._invoke(spec, thread_id, values, None)
+                return self._invoke(spec, thread_id, None)
             self._ensure_open(thread_id, values)
             if not stopped_mid_step(spec, values):
                 return envelope_of(thread_id, spec, values, self.sealer)
-            return self._invoke(spec, thread_id, values, None)
+            return self._invoke(spec, thread_id, None)
 
     def _stopped(self, thread_id: str, spec: WorkflowSpec, values: dict[str, Any]) -> str:
         """Why a run that stopped mid-step stands where it does, from the call journal."""
@@ -392,7 +395,7 @@ class Canal:
                 "digest": new.digest, "confirm_steps": confirm_steps(new, self._deps(new)),
                 "log": [entry("migrate", cursor, **{"from": old.digest, "to": new.digest})]})
             self._graph(new).update_state(self._config(thread_id), move, as_node=waiting)
-            self._invoke(new, thread_id, values, None)
+            self._invoke(new, thread_id, None)
         return self.current(thread_id)
 
     def abort(self, thread_id: str) -> Envelope:
@@ -406,7 +409,7 @@ class Canal:
             self._ensure_open(thread_id, values)
             if stopped_mid_step(spec, values):
                 self._park(spec, thread_id, values)
-            return self._invoke(spec, thread_id, values, Command(resume=ABORT))
+            return self._invoke(spec, thread_id, Command(resume=ABORT))
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run: thread id, workflow, status, current step, creation and update times."""

@@ -50,11 +50,12 @@ class Retention:
         """Every transition of a run, oldest first: time, step, kind and what it carried
         (submitted data, tool arguments, results, errors, attempts and tries)."""
         from canal.nodes.sensitive import redact, secrets_of
+        from canal.runtime.log import run_log
 
         spec, values = self.reader.run(thread_id)
+        entries = run_log(self.reader.store.saver(), thread_id)
         return redact({"status": "ok", "thread_id": thread_id, "workflow": values.get("workflow"),
-                       "run_status": values.get("status"),
-                       "entries": list(values.get("log") or [])},
+                       "run_status": values.get("status"), "entries": entries},
                       secrets_of(spec, values, self.reader.sealer))
 
     def prune(self, older_than: timedelta, include_waiting: bool = False,

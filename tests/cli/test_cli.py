@@ -89,6 +89,19 @@ def test_failed_tool_parks_and_exits_7(cli, project):
     assert retried.code == 0 and retried.json["step"]["id"] == "summary"
 
 
+def test_a_scripted_retry_is_given_once_per_failure(cli, project):
+    (project / "fail_role").touch()
+    answers = project / "answers.json"
+    answers.write_text(json.dumps({"collect-project-info": VALID,
+                                   "create-role": {"action": "retry"}}))
+    result = cli("run", "create-project", "--answers", str(answers))
+    assert result.code == 7
+    assert result.json["status"] == "failed" and result.json["step"]["id"] == "create-role"
+    assert [name for name, _ in tool_calls(project)] == [
+        "create_project", "create_role", "create_role"]
+    assert "step 'create-role' failed again after its scripted action" in result.stderr
+
+
 @pytest.mark.parametrize("args, code, error_code, message", [
     (["advance", "{T}", "--gate-data", "{bad json"], 2, "usage",
      "--gate-data is not valid JSON: Expecting property name enclosed in double quotes"),

@@ -60,8 +60,7 @@ def test_a_compatible_migration_moves_the_run(folder, make_canal, recorder):
     env = make_canal().advance("t", VALID)
     assert "renamed" in recorder.calls[1][1]
     assert env.step.instructions == "New summary for role-42."
-    log = make_canal().store.saver().get_tuple(
-        {"configurable": {"thread_id": "t"}}).checkpoint["channel_values"]["log"]
+    log = make_canal().history("t")["entries"]
     assert [e["kind"] for e in log][:3] == ["start", "migrate", "submit"]
 
 

@@ -19,6 +19,22 @@ def project(workflows):
     return write_workflow(workflows, "create-project", project_steps())
 
 
+def test_a_checkpoint_holds_only_its_own_steps_log(project, make_canal, recorder):
+    """Retrying a failing step must not copy the growing log into every checkpoint."""
+    recorder.fail.add("create_role")
+    canal = make_canal()
+    canal.start("create-project", thread_id="t")
+    canal.advance("t", VALID)
+    sizes = []
+    for _ in range(30):
+        canal.advance("t", {"action": "retry"})
+        sizes.append(len(repr(canal.values("t"))))
+    assert sizes[-1] == sizes[9]  # the same size after 10 retries and after 30
+    assert len(canal.values("t")["log"]) <= 2
+    kinds = [e["kind"] for e in canal.history("t")["entries"]]
+    assert kinds.count("action") == 30 and kinds.count("tool") == 32
+
+
 def test_history_shows_every_transition(project, make_canal, recorder):
     recorder.fail.add("create_role")
     canal = make_canal()

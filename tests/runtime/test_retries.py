@@ -32,8 +32,7 @@ def one_step(workflows, **extra):
 
 
 def log_of(canal, thread="t"):
-    return canal.store.saver().get_tuple(
-        {"configurable": {"thread_id": thread}}).checkpoint["channel_values"]["log"]
+    return canal.history(thread)["entries"]
 
 
 def test_transient_failures_are_retried_when_safe(workflows, tmp_path):
