@@ -28,6 +28,7 @@ from canal.nodes.keys import call_key, safe_to_repeat
 from canal.nodes.sensitive import TextSealer
 from canal.nodes.view import gate_of, stopped_mid_step
 from canal.runtime.envelope import Envelope, completed_steps, envelope_of, missing_fields
+from canal.runtime.log import unsaved
 from canal.runtime.retention import Retention
 from canal.runtime.tools import ToolCommands
 from canal.spec.loader import check_name, digest_of, list_workflows, workflow_dir, workflow_files
@@ -38,6 +39,13 @@ from canal.tools.client import PythonTools, ToolClient
 from canal.tools.routed import RoutedTools
 
 FINISHED = ("completed", "aborted")
+UNSAVED_PENDING = (
+    "a process stopped after the step took this answer and before it saved the run, so it is "
+    "not applied: the answer you give next with advance (or abort) is the one applied, and "
+    "this one is dropped")
+UNSAVED_DROPPED = (
+    "a process stopped after the step took this answer and before it saved the run; it was "
+    "dropped, and the answer given now was applied instead")
 _OWN = object()  # compile(): use the store's checkpointer
 
 
@@ -262,6 +270,18 @@ class Canal:
         command, as_node = parked(step, thread_id, attempt)
         self._graph(spec).update_state(self._config(thread_id), command, as_node=as_node)
 
+    def _drop_unsaved(self, spec: WorkflowSpec, thread_id: str) -> dict[str, Any] | None:
+        """Drop what a process that died between a node's writes and the next checkpoint
+        left (``canal.runtime.log.unsaved``), so the answer given now is the one applied;
+        what was dropped, described, or None. The latest checkpoint is copied without its
+        pending writes (LangGraph's ``as_node="__copy__"``); the call journal keeps every
+        tool outcome, so a call that node made is replayed, never lost or sent twice."""
+        left = unsaved(self.store.saver().get_tuple(self._config(thread_id)))
+        if left is None:
+            return None
+        self._graph(spec).update_state(self._config(thread_id), None, as_node="__copy__")
+        return {**left, "dropped": True, "note": UNSAVED_DROPPED}
+
     # -- operations --------------------------------------------------------------------
 
     def start(self, name: str, thread_id: str | None = None) -> Envelope:
@@ -306,11 +326,12 @@ class Canal:
                 env.status, env.errors = "rejected", check.errors
                 env.missing, env.dropped = check.missing, check.dropped
                 return env
+            dropped = self._drop_unsaved(spec, thread_id)
             if stopped_mid_step(spec, values):
                 self._park(spec, thread_id, values)
             answer = resume_value(seal_fields(gate, check.data, self.sealer))
             env = self._invoke(spec, thread_id, Command(resume=answer))
-            env.dropped = check.dropped
+            env.dropped, env.unsaved = check.dropped, dropped
             return env
 
     def current(self, thread_id: str) -> Envelope:
@@ -319,6 +340,9 @@ class Canal:
         env = envelope_of(thread_id, spec, values, self.sealer,
                           stopped=self._stopped(thread_id, spec, values))
         env.completed = completed_steps(spec, values)
+        left = unsaved(self.store.saver().get_tuple(self._config(thread_id)))
+        if left is not None:
+            env.unsaved = {**left, "dropped": False, "note": UNSAVED_PENDING}
         if env.status == "awaiting_input":
             env.missing = missing_fields(gate_of(spec, values))
         _, files = self._on_disk(spec.name)
@@ -407,9 +431,12 @@ class Canal:
         with self._writer(thread_id):
             spec, values = self.run(thread_id)
             self._ensure_open(thread_id, values)
+            dropped = self._drop_unsaved(spec, thread_id)
             if stopped_mid_step(spec, values):
                 self._park(spec, thread_id, values)
-            return self._invoke(spec, thread_id, Command(resume=ABORT))
+            env = self._invoke(spec, thread_id, Command(resume=ABORT))
+            env.unsaved = dropped
+            return env
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run: thread id, workflow, status, current step, creation and update times."""

@@ -32,6 +32,7 @@ class Envelope:
     dropped: list[str] = field(default_factory=list)
     completed: list[dict[str, Any]] | None = None
     definition: dict[str, Any] | None = None
+    unsaved: dict[str, Any] | None = None
     secrets: list[Any] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -53,6 +54,8 @@ class Envelope:
             data["completed"] = self.completed
         if self.definition is not None:
             data["definition"] = self.definition
+        if self.unsaved is not None:
+            data["unsaved"] = self.unsaved
         return data
 
 

@@ -1,10 +1,17 @@
-"""A run's log, read back from its checkpoints.
+"""What a run's checkpoints say beyond its values: its log, and writes a dead process left.
 
 Each checkpoint's ``log`` channel holds the entries of the step that made it (see
 ``canal.graphs.state``). The run's log is those entries along the parent chain of its
 latest checkpoint, oldest first: a branch left behind (a checkpoint copied to drop a dead
-process's writes) is not on the chain, so nothing is counted twice. Only the checkpointer
-is read; LangGraph's graph engine is not imported.
+process's writes) is not on the chain, so nothing is counted twice.
+
+A process killed after a node finished (its writes stored with ``put_writes``) but before
+the next checkpoint leaves those writes pending on the latest checkpoint. LangGraph applies
+them on the next ``invoke`` without running the node again, whatever the new input says:
+a dead process's ``retry`` would beat a person's ``abort``. ``unsaved`` finds them, so
+``current`` can describe them and the facade can drop them before it applies an answer.
+
+Only the checkpointer is read; LangGraph's graph engine is not imported.
 """
 
 from __future__ import annotations
@@ -38,3 +45,30 @@ def head_id(saver: Any, thread_id: str) -> str | None:
     """The id of the run's latest checkpoint (None before the first one)."""
     found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
     return found.config["configurable"]["checkpoint_id"] if found else None
+
+
+def unsaved(found: Any) -> dict[str, Any] | None:
+    """The writes of a node that finished in a process that died before the next
+    checkpoint (``found``: the latest ``CheckpointTuple``), or None.
+
+    ``{"answer": the resume value that process was given (None if none), "entries": the
+    log entries the node wrote, "status" and "cursor": where it would have moved the run}``.
+    """
+    finished: dict[str, dict[str, Any]] = {}
+    answers: dict[bool, Any] = {}  # given with the input (True) / recorded by the task
+    for task_id, channel, value in (found.pending_writes or []) if found else []:
+        if channel == "__resume__":
+            from_input = task_id == NULL_TASK_ID
+            answers[from_input] = value if from_input else (value or [None])[-1]
+        elif task_id != NULL_TASK_ID and not channel.startswith("__"):  # a node's own
+            writes = finished.setdefault(task_id, {"entries": []})
+            if channel == "log":
+                writes["entries"] += value if isinstance(value, list) else [value]
+            elif channel in ("status", "cursor"):
+                writes[channel] = value
+    if not finished:
+        return None
+    return {"answer": answers.get(True, answers.get(False)), **next(iter(finished.values()))}
+
+
+NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # LangGraph's task id for input writes
