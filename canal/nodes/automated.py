@@ -5,9 +5,11 @@ Each automated step is three nodes: the step's own name (``canal.nodes.confirmat
 failed step parks the run with an ``action`` gate.
 
 Crash safety (DESIGN.md §3). Each call has a key, ``<thread>:<step>:<attempt>``, where the
-attempt grows only when a person answers ``retry`` to a failed call. Before the call the
-journal records the key and an argument digest; after it, the outcome. When the node runs
-again for the same key (the process died somewhere in between):
+attempt grows only when a person answers ``retry`` to a failed call. Once the tool is ready
+to take the call (``ToolClient.prepare``: its server started, the session open), and just
+before the request goes out, the journal records the key and an argument digest; after it,
+the outcome. A process killed while a server starts has sent nothing and left no record.
+When the node runs again for the same key (the process died somewhere in between):
 
 * the outcome is in the journal: it is replayed, the tool is not called again;
 * the call was in flight: it is sent again only if the tool is safe to repeat
@@ -127,26 +129,39 @@ def journaled(call: Call, deps: Deps, thread: str, key: str, arguments: dict[str
     if known is not None and not (safe or approved):
         return {"ok": False, "error": Failure("in_flight", "", call.tool, key).message}, {
             "in_flight": True}
+    # Starting a server sends nothing, so it is retried whatever the tool, and the call is
+    # journaled as sent only once the server is ready.
+    ready, starts = with_retries(call, deps, lambda: _prepare(deps.tools, call.tool), True)
+    if not ready["ok"]:
+        return ready, ({"tries": starts} if starts else {})
     if known is None:
         deps.journal.call_started(thread, key, call.point, _digest(arguments))
     failpoint(f"before-call:{call.point}")
-    outcome, tries = call_with_retries(call, deps, arguments, safe)
+    outcome, tries = with_retries(
+        call, deps, lambda: deps.tools.call(call.tool, arguments, call.timeout), safe)
+    tries = starts + tries
     deps.journal.call_finished(thread, key, outcome)
     failpoint(f"after-call:{call.point}")
     return outcome, ({"tries": tries} if tries else {}) | ({"resent": True} if known else {})
 
 
-def call_with_retries(call: Call, deps: Deps, arguments: dict[str, Any],
-                      safe: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Call the tool, retrying transient failures when that is safe; the outcome and the
-    failed tries before it."""
+def _prepare(tools: Any, tool: str) -> None:
+    """``tools.prepare(tool)``; a client written before ``prepare`` existed skips it."""
+    prepare = getattr(tools, "prepare", None)
+    if prepare is not None:
+        prepare(tool)
+
+
+def with_retries(call: Call, deps: Deps, action: Callable[[], Any],
+                 safe: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Run ``action`` (a step of calling the tool), retrying transient failures when that
+    is safe; the outcome and the failed tries before it."""
     attempts = call.retry.attempts if call.retry and safe else 1
     backoff = call.retry.backoff if call.retry else 0
     tries: list[dict[str, Any]] = []
     for number in range(attempts):
         try:
-            return {"ok": True, "result": deps.tools.call(call.tool, arguments,
-                                                          call.timeout)}, tries
+            return {"ok": True, "result": action()}, tries
         except ToolError as exc:
             if not exc.transient or number + 1 == attempts:
                 return {"ok": False, "error": exc.message}, tries

@@ -25,6 +25,13 @@ class ToolClient(Protocol):
         """
         ...
 
+    def prepare(self, tool: str) -> None:
+        """Get ready to call ``tool`` without sending it anything (import its function,
+        start its server, open the session); ToolError when that fails. The call journal
+        records a call as sent only after this, so a process killed while a server starts
+        has sent nothing, and the call goes out automatically on recovery."""
+        ...
+
     def safe_to_repeat(self, tool: str) -> bool:
         """Whether calling ``tool`` twice is harmless (read-only or idempotent)."""
         ...
@@ -92,6 +99,10 @@ class PythonTools:
             raise ToolError(f"{tool}: {type(exc).__name__}: {exc}", tool=tool,
                             transient=isinstance(exc, (ConnectionError, TimeoutError))) from exc
         return json_plain(result, tool)
+
+    def prepare(self, tool: str) -> None:
+        """Import the tool's function (ToolError when it cannot be)."""
+        self._function(tool)
 
     def safe_to_repeat(self, tool: str) -> bool:
         """Python tools carry no annotations: a step declares ``automation.idempotent``."""

@@ -169,6 +169,14 @@ class McpConnections:
 
         return self._session_call(server, "tools/list", collect)
 
+    def connect(self, server: str) -> None:
+        """Start ``server`` and open its session (reused by the calls that follow)."""
+
+        async def ready(session: Any) -> None:
+            return None
+
+        self._session_call(server, "connect", ready)
+
     def call(self, server: str, tool: str, arguments: dict[str, Any],
              timeout: float | None = None) -> Any:
         """Call ``tool`` on ``server`` once; the result, or ToolError with the server's words.

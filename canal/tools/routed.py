@@ -36,14 +36,24 @@ class RoutedTools:
             self._mcp = McpConnections(servers)
         return self._mcp
 
+    def _meta(self, tool: str) -> Any:
+        try:
+            return self.cache.get(tool)
+        except NotFound as exc:
+            raise ToolError(exc.message, tool=tool) from exc
+
     def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
         if tool in self.python:
             return self.python.call(tool, arguments, timeout)
-        try:
-            meta = self.cache.get(tool)
-        except NotFound as exc:
-            raise ToolError(exc.message, tool=tool) from exc
+        meta = self._meta(tool)
         return self.connections().call(meta.server, meta.tool, arguments, timeout)
+
+    def prepare(self, tool: str) -> None:
+        """Import a Python tool, or start the tool's MCP server and open its session."""
+        if tool in self.python:
+            self.python.prepare(tool)
+        else:
+            self.connections().connect(self._meta(tool).server)
 
     def destructive(self, tool: str) -> bool:
         """MCP's ``destructiveHint`` explicitly true in the cache (absent is not destructive)."""
@@ -88,13 +98,20 @@ class FencedTools:
     def __init__(self, inner: ToolClient, servers: tuple[str, ...], workflow: str) -> None:
         self.inner, self.servers, self.workflow = inner, servers, workflow
 
-    def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
+    def _check(self, tool: str) -> None:
         server = self.inner.server_of(tool)
         if server is not None and server not in self.servers:
             raise ToolError(f"{tool} is served by {server!r}, which workflow "
                             f"{self.workflow!r} may not use (servers: "
                             f"{', '.join(self.servers) or 'none'})", tool=tool)
+
+    def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
+        self._check(tool)
         return self.inner.call(tool, arguments, timeout)
+
+    def prepare(self, tool: str) -> None:
+        self._check(tool)
+        self.inner.prepare(tool)
 
     def safe_to_repeat(self, tool: str) -> bool:
         return self.inner.safe_to_repeat(tool)

@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from canal.nodes.failure import STOPPED
 from tests.conftest import DYING_TOOLS, tool_calls
 
 VALID = {"project_name": "billing", "host": "billing.example.com"}
@@ -165,6 +166,22 @@ def test_mcp_kill_during_a_call_never_resends_it_without_a_retry(cli, project, m
     retried = cli("advance", thread, "--gate-data", '{"action": "retry"}')
     assert retried.json["status"] == "awaiting_input"
     assert mcp_calls(mcp_project) == ["create_project", "create_role", "create_role"]
+
+
+def test_mcp_kill_while_the_server_starts_leaves_a_call_that_recovery_sends(cli, project,
+                                                                            mcp_project):
+    """Nothing was sent, so nothing is 'maybe sent': the call goes out on recovery."""
+    thread = cli("start", "create-project").json["thread_id"]
+    (project / "servers" / "platform" / "kill-client-at-start").touch()
+    killed = subprocess.run([sys.executable, "-m", "canal", "advance", thread, "--gate-data",
+                             json.dumps(VALID)], cwd=project, env=cli.env,
+                            capture_output=True, timeout=60)
+    assert killed.returncode == -signal.SIGKILL
+    assert mcp_calls(mcp_project) == []
+    assert cli("current", thread).json["errors"][0]["error"] == STOPPED["not_sent"]
+    recovered = cli("recover", thread)
+    assert recovered.json["status"] == "awaiting_input", recovered.json
+    assert mcp_calls(mcp_project) == ["create_project", "create_role"]
 
 
 def test_mcp_kill_after_a_call_replays_its_outcome(cli, project, mcp_project):

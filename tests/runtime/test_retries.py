@@ -49,11 +49,11 @@ def test_transient_failures_are_retried_when_safe(workflows, tmp_path):
     assert log_of(canal)[1]["tries"] == record["tries"]
 
 
-NO_JOURNAL: object = object()  # call_with_retries uses only the tools and the sleep
+NO_JOURNAL: object = object()  # with_retries uses only the tools and the sleep
 
 
 def test_backoff_doubles(workflows):
-    from canal.nodes.automated import Call, call_with_retries
+    from canal.nodes.automated import Call, with_retries
     from canal.nodes.deps import Deps
     from canal.spec import load_workflow
 
@@ -63,7 +63,8 @@ def test_backoff_doubles(workflows):
     waits: list[float] = []
     deps = Deps(tools=PythonTools({"flaky": tool}), journal=NO_JOURNAL, registry=NO_JOURNAL,
                 sealer=NO_JOURNAL, sleep=waits.append)
-    outcome, tries = call_with_retries(Call.of(step), deps, {}, safe=True)
+    outcome, tries = with_retries(Call.of(step), deps, lambda: deps.tools.call("flaky", {}),
+                                  safe=True)
     assert outcome == {"ok": True, "result": {"ok": 4}} and len(tries) == 3
     assert waits == [0.25, 0.5, 1.0]
 

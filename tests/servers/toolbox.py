@@ -16,6 +16,10 @@ structured content; ``text`` returns ``result`` as JSON text only; ``plain`` ret
 ``result`` as plain text; ``error`` answers ``isError`` with ``result`` as the message;
 ``crash`` exits the process mid-call; ``hang`` never answers; ``slow`` answers like ``echo``
 after ``seconds``.
+
+A file ``kill-client-at-start`` beside the spec makes the next start kill the process that
+started the server (with SIGKILL, before serving anything) and remove the file: a client
+killed while its server starts.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -89,6 +94,11 @@ def main() -> None:
     spec_path, name = Path(sys.argv[1]), sys.argv[2]
     with spec_path.with_name("starts.log").open("a") as log:
         log.write(f"{name} {os.getpid()}\n")
+    marker = spec_path.with_name("kill-client-at-start")
+    if marker.exists():
+        marker.unlink()
+        os.kill(os.getppid(), signal.SIGKILL)
+        return
     anyio.run(serve, spec_path, name)
 
 
