@@ -38,7 +38,12 @@ def run_log(saver: Any, thread_id: str, since: str | None = None) -> list[dict[s
         wanted = parent["configurable"]["checkpoint_id"] if parent else None
         if wanted is None:
             break
-    return [entry for chunk in reversed(chunks) for entry in chunk]
+    entries: list[dict[str, Any]] = []
+    for chunk in reversed(chunks):
+        if entries and chunk[:len(entries)] == entries:  # a run saved before the log was
+            chunk = chunk[len(entries):]                 # per step holds it whole
+        entries += chunk
+    return entries
 
 
 def head_id(saver: Any, thread_id: str) -> str | None:

@@ -109,3 +109,21 @@ def test_ages(text, expected):
 def test_bad_ages(text):
     with pytest.raises(UsageError, match="is not a number with a unit"):
         parse_age(text)
+
+
+def test_history_reads_a_run_saved_when_each_checkpoint_held_the_whole_log():
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from canal.runtime.log import run_log
+
+    saver = InMemorySaver()
+    config = {"configurable": {"thread_id": "old", "checkpoint_ns": ""}}
+    logs = [[{"kind": "start"}], [{"kind": "start"}, {"kind": "submit"}],
+            [{"kind": "start"}, {"kind": "submit"}, {"kind": "tool"}]]
+    for number, log in enumerate(logs):
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"log": log}
+        checkpoint["channel_versions"] = {"log": number + 1}
+        config = saver.put(config, checkpoint, {"step": number}, {"log": number + 1})
+    assert [e["kind"] for e in run_log(saver, "old")] == ["start", "submit", "tool"]
