@@ -91,8 +91,8 @@ def ask_field(name: str, field: dict[str, Any], ask: Ask) -> tuple[bool, Any]:
             return True, choices[int(text) - 1]
         try:
             value = convert(field["type"], text)
-        except ValueError as exc:
-            say(f"  not a {field['type']}: {exc}")
+        except ValueError as exc:  # a parse error may quote the answer: not a secret one
+            say(f"  not a {field['type']}" + ("" if field.get("sensitive") else f": {exc}"))
             continue
         if choices and value not in choices:
             say("  not one of the choices")
