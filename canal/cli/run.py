@@ -44,10 +44,21 @@ def load_answers(path: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise UsageError(f"--answers: cannot read {path}: {exc}") from exc
+        raise UsageError(f"--answers: cannot read {path}: {_unquoted(exc)}") from exc
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise UsageError(f"--answers: {path} must map step ids to objects of field values")
     return data
+
+
+def _unquoted(exc: Exception) -> str:
+    """A YAML error without the lines of the file it quotes (they may hold secrets)."""
+    import yaml
+
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return str(exc)
+    mark = exc.problem_mark
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return f"{exc.problem or exc.context or 'not YAML'}{where}"
 
 
 def convert(kind: str, text: str) -> Any:

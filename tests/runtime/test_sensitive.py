@@ -414,3 +414,19 @@ def test_rejections_of_a_sensitive_field_never_echo_it(cli, project, field, valu
         assert result.code == 3 and result.json["status"] == "rejected"
         assert result.json["errors"][0]["field"] == "secret"
         assert leaked([result.stdout, result.stderr], map(str, needles)) == []
+
+
+@pytest.mark.parametrize("content, where", [
+    ('ask: {secret: 98x76-xyzzy, other: "open\n', "line 2, column 1"),
+    ("ask:\n  secret: 98x76-xyzzy\n   other: 1\n", "line 3, column 9")])
+def test_a_broken_answers_file_is_reported_without_quoting_it(cli, project, content, where):
+    write_workflow(project / "workflows", "typed", {"01-ask.md": {
+        "type": "interactive", "gate": {"schema": {
+            "secret": {"type": "string", "required": True, "sensitive": True}}}}})
+    answers = project / "answers.yaml"
+    answers.write_text(content)
+    result = cli("run", "typed", "--answers", str(answers))
+    assert result.code == 2 and "xyzzy" not in result.stdout + result.stderr
+    message = result.json["error"]["message"]
+    assert message.startswith(f"--answers: cannot read {answers}: ") and where in message
+    assert cli("runs").json["count"] == 0
