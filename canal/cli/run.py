@@ -73,7 +73,7 @@ def convert(kind: str, text: str) -> Any:
         if text.lower() in ("n", "no", "false", "0"):
             return False
         raise ValueError("answer y or n")
-    if kind in ("array", "object") or text.startswith(("[", "{")):
+    if kind in ("array", "object"):  # a string is taken as typed, even "{..." or "[..."
         if kind == "array" and not text.startswith("["):
             return [part.strip() for part in text.split(",") if part.strip()]
         return json.loads(text)

@@ -120,7 +120,7 @@ class Masker:
 
     def text(self, text: str) -> str:
         """A data text with every secret and sealed token in it masked."""
-        if text in self.strings or (is_sealed(text) and _TOKEN.fullmatch(text)):
+        if text in self.strings:
             return MASK
         if PREFIX in text:
             text = _TOKEN.sub(MASK, text)

@@ -430,3 +430,12 @@ def test_a_broken_answers_file_is_reported_without_quoting_it(cli, project, cont
     message = result.json["error"]["message"]
     assert message.startswith(f"--answers: cannot read {answers}: ") and where in message
     assert cli("runs").json["count"] == 0
+
+
+def test_canal_run_takes_a_secret_text_that_looks_like_json(cli, project):
+    write_workflow(project / "workflows", "typed", {"01-ask.md": {
+        "type": "interactive", "gate": {"schema": {
+            "secret": {"type": "string", "required": True, "sensitive": True}}}}})
+    result = cli("run", "typed", stdin='{pa55"word\n')
+    assert result.code == 0 and result.json["status"] == "completed", result.stderr
+    assert "pa55" not in result.stdout + result.stderr
