@@ -46,10 +46,21 @@ def load_answers(path: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise UsageError(f"--answers: cannot read {path}: {exc}") from exc
+        raise UsageError(f"--answers: cannot read {path}: {_unquoted(exc)}") from exc
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise UsageError(f"--answers: {path} must map step ids to objects of field values")
     return data
+
+
+def _unquoted(exc: Exception) -> str:
+    """A YAML error without the lines of the file it quotes (they may hold secrets)."""
+    import yaml
+
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return str(exc)
+    mark = exc.problem_mark
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return f"{exc.problem or exc.context or 'not YAML'}{where}"
 
 
 def convert(kind: str, text: str) -> Any:
@@ -64,7 +75,7 @@ def convert(kind: str, text: str) -> Any:
         if text.lower() in ("n", "no", "false", "0"):
             return False
         raise ValueError("answer y or n")
-    if kind in ("array", "object") or text.startswith(("[", "{")):
+    if kind in ("array", "object"):  # a string is taken as typed, even "{..." or "[..."
         if kind == "array" and not text.startswith("["):
             return [part.strip() for part in text.split(",") if part.strip()]
         return json.loads(text)
@@ -93,8 +104,8 @@ def ask_field(name: str, field: dict[str, Any], ask: Ask) -> tuple[bool, Any]:
             return True, choices[int(text) - 1]
         try:
             value = convert(field["type"], text)
-        except ValueError as exc:
-            say(f"  not a {field['type']}: {exc}")
+        except ValueError as exc:  # a parse error may quote the answer: not a secret one
+            say(f"  not a {field['type']}" + ("" if field.get("sensitive") else f": {exc}"))
             continue
         if choices and value not in choices:
             say("  not one of the choices")

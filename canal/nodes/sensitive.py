@@ -1,29 +1,28 @@
 """Sensitive gate fields: sealed inside the state, masked in everything canal shows.
 
-A field marked ``sensitive: true`` is stored in the run's state as a *sealed token*, the
-string ``canal:sealed:<cipher text>``: its JSON value encrypted with canal's key. So no
-checkpointer, whoever owns it (canal's own store, a saver object, a parent graph's or
-LangGraph Server's), and no client reading the state ever holds the value in clear. Only
-templates open tokens, to build a tool call's arguments.
+A field marked ``sensitive: true`` is stored in the run's state sealed: every leaf of its
+value (the value itself, or each string, number and boolean inside a sensitive list or
+object) becomes a *sealed token*, the string ``canal:sealed:<cipher text>`` holding the
+leaf's JSON value encrypted with canal's key. Keys and list lengths stay visible, so a
+reference into the value (``{{gate.s.creds.password}}``, ``{{gate.s.codes[0]}}``) resolves
+to the token of that part. No checkpointer, whoever owns it (canal's own store, a saver
+object, a parent graph's or LangGraph Server's), and no client reading the state ever
+holds the value in clear. Only templates open tokens, to build a tool call's arguments.
 
-Everything canal prints or returns shows ``MASK`` instead of a secret: a token, a value
-equal to a secret, and a secret of four or more characters inside a text (shorter secrets
-are masked only where they stand alone, so a PIN of ``7`` does not blank every digit).
+What canal shows instead of a secret is decided in ``canal.nodes.masking``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from canal.nodes.masking import MASK, PREFIX, Masker, is_sealed, leaves, redact
 from canal.spec.models import FieldSpec, WorkflowSpec
 
-MASK = "********"
-PREFIX = "canal:sealed:"
-_TOKEN = re.compile(re.escape(PREFIX) + r"[A-Za-z0-9+/=:_-]+")
-_MIN_SUBSTRING = 4
+__all__ = ["MASK", "TextSealer", "is_sealed", "masker_of", "open_gate", "open_value",
+           "redact", "seal_fields", "secrets_of"]
 
 
 class TextSealer(Protocol):
@@ -34,19 +33,25 @@ class TextSealer(Protocol):
     def open_text(self, sealed: str) -> str: ...
 
 
-def is_sealed(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(PREFIX)
-
-
 def seal_fields(gate: Mapping[str, FieldSpec], data: Mapping[str, Any],
                 sealer: TextSealer) -> dict[str, Any]:
-    """``data`` with every sensitive field's value sealed (already sealed ones kept)."""
+    """``data`` with every leaf of every sensitive field's value sealed (already sealed
+    leaves kept)."""
     out = dict(data)
     for name, field in gate.items():
-        value = out.get(name)
-        if field.sensitive and value is not None and not is_sealed(value):
-            out[name] = PREFIX + sealer.seal_text(json.dumps(value))
+        if field.sensitive and out.get(name) is not None:
+            out[name] = _seal(out[name], sealer)
     return out
+
+
+def _seal(value: Any, sealer: TextSealer) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _seal(v, sealer) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_seal(v, sealer) for v in value]
+    if value is None or is_sealed(value):
+        return value
+    return PREFIX + sealer.seal_text(json.dumps(value))
 
 
 def open_value(value: Any, sealer: TextSealer) -> Any:
@@ -69,7 +74,8 @@ def open_gate(gate: Mapping[str, Any], sealer: TextSealer | None) -> dict[str, A
 
 def secrets_of(spec: WorkflowSpec, values: Mapping[str, Any],
                sealer: TextSealer | None = None) -> list[Any]:
-    """The values of every sensitive field the run holds (opened when sealed)."""
+    """The values of every sensitive field the run holds (opened; without a sealer, only
+    the ones that were never sealed)."""
     gate = values.get("gate") or {}
     found = []
     for step in spec.steps:
@@ -77,31 +83,18 @@ def secrets_of(spec: WorkflowSpec, values: Mapping[str, Any],
             value = (gate.get(step.id) or {}).get(name)
             if not field.sensitive or value in (None, ""):
                 continue
-            if is_sealed(value) and sealer is not None:
-                value = open_value(value, sealer)
-            if not is_sealed(value):
+            if sealer is not None:
+                found.append(open_value(value, sealer))
+            elif not any(is_sealed(leaf) for leaf in leaves(value)):
                 found.append(value)
     return found
 
 
-def redact(document: Any, secrets: list[Any]) -> Any:
-    """``document`` with every sealed token and every secret masked (a new object)."""
-    texts = sorted({s if isinstance(s, str) else json.dumps(s) for s in secrets},
-                   key=len, reverse=True)
-    long_texts = [t for t in texts if len(t) >= _MIN_SUBSTRING]
-
-    def walk(value: Any) -> Any:
-        if any(value == s and type(value) is type(s) for s in secrets):
-            return MASK
-        if isinstance(value, str):
-            value = _TOKEN.sub(MASK, value) if PREFIX in value else value
-            for text in long_texts:
-                value = value.replace(text, MASK)
-            return value
-        if isinstance(value, Mapping):
-            return {k: walk(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [walk(v) for v in value]
-        return value
-
-    return walk(document)
+def masker_of(spec: WorkflowSpec, values: Mapping[str, Any],
+              sealer: TextSealer | None) -> Masker:
+    """The masker of a run: its secrets, and its names (workflow, step ids, tools)."""
+    names = [spec.name]
+    for step in spec.steps:
+        names.append(step.id)
+        names += [part.tool for part in (step.automation, step.compensate) if part]
+    return Masker.of(secrets_of(spec, values, sealer), names)

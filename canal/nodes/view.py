@@ -15,7 +15,8 @@ from typing import Any
 from canal.errors import TemplateError
 from canal.nodes.failure import STOPPED
 from canal.nodes.gate import ACTION_GATE, CONFIRM_GATE, json_schema
-from canal.nodes.sensitive import TextSealer, open_gate, redact, secrets_of
+from canal.nodes.masking import Masker
+from canal.nodes.sensitive import TextSealer, masker_of, open_gate
 from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
 from canal.spec.templates import render_lenient, resolve, state_lookup
 
@@ -46,7 +47,7 @@ class RunView:
     step: StepView | None = None
     gate: dict[str, FieldSpec] = field(default_factory=dict)
     errors: list[dict[str, Any]] = field(default_factory=list)
-    secrets: list[Any] = field(default_factory=list)
+    masker: Masker = field(default_factory=Masker)
 
 
 def awaiting_confirmation(values: Mapping[str, Any]) -> bool:
@@ -78,10 +79,10 @@ def gate_of(spec: WorkflowSpec, values: Mapping[str, Any]) -> dict[str, FieldSpe
 def view_of(spec: WorkflowSpec, values: Mapping[str, Any], sealer: TextSealer | None,
             stopped: str = STOPPED["unknown"]) -> RunView:
     """The view of a run whose latest state is ``values``; ``stopped`` explains a run whose
-    process died during an automated step. Secrets are not masked here: ``payload`` and
-    the envelope mask them."""
+    process died during an automated step. Secrets are masked in the instructions (only in
+    the values rendered into them); ``payload`` and the envelope mask the rest."""
     status = values.get("status", "running")
-    view = RunView(status, secrets=secrets_of(spec, values, sealer))
+    view = RunView(status, masker=masker_of(spec, values, sealer))
     if status == "aborted":
         view.errors = compensation_errors(values)
     if status in ("completed", "aborted") or values.get("cursor") is None:
@@ -91,7 +92,8 @@ def view_of(spec: WorkflowSpec, values: Mapping[str, Any], sealer: TextSealer | 
     failed = not confirming and (status == "failed" or step.type == "automated")
     view.status = "failed" if failed else "awaiting_input"
     view.gate = gate_of(spec, values)
-    instructions = render_lenient(step.body, _lookup(values, None))
+    lookup = _lookup(values, None)
+    instructions = render_lenient(step.body, lambda ref: view.masker.value(lookup(ref)))
     if confirming:
         instructions = (
             f"canal is about to call {step.automation.tool} with the arguments in 'call'. "  # type: ignore[union-attr]
@@ -117,7 +119,7 @@ def payload(view: RunView, rejected: Mapping[str, Any] | None) -> dict[str, Any]
              "errors": list(rejected.get("errors") or view.errors),
              "missing": list(rejected.get("missing") or []),
              "dropped": list(rejected.get("dropped") or [])}
-    return redact(value, view.secrets)
+    return view.masker.document(value)
 
 
 def response_schema(view: RunView) -> dict[str, Any]:

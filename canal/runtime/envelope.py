@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from canal.nodes.failure import STOPPED
-from canal.nodes.sensitive import TextSealer, redact
+from canal.nodes.masking import Masker
+from canal.nodes.sensitive import TextSealer
 from canal.nodes.view import StepView, view_of
 from canal.spec.models import FieldSpec, WorkflowSpec
 
@@ -33,12 +34,12 @@ class Envelope:
     completed: list[dict[str, Any]] | None = None
     definition: dict[str, Any] | None = None
     unsaved: dict[str, Any] | None = None
-    secrets: list[Any] = field(default_factory=list, repr=False)
+    masker: Masker = field(default_factory=Masker, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON form, with the run's sensitive values masked. (The attributes keep
-        what the run holds, for code in this process.)"""
-        return redact(self._plain(), self.secrets)
+        """The JSON form, with the run's sensitive values masked (``canal.nodes.masking``).
+        (The attributes keep what the run holds, for code in this process.)"""
+        return self.masker.naming(self.thread_id).document(self._plain())
 
     def __repr__(self) -> str:
         return f"Envelope({self.to_json()!r})"
@@ -65,7 +66,7 @@ def envelope_of(thread_id: str, spec: WorkflowSpec, values: Mapping[str, Any],
     """The envelope of a run whose latest state is ``values``."""
     view = view_of(spec, values, sealer, stopped)
     return Envelope(thread_id, spec.name, view.status, step=view.step,
-                    executed=list(executed or []), errors=view.errors, secrets=view.secrets)
+                    executed=list(executed or []), errors=view.errors, masker=view.masker)
 
 
 def completed_steps(spec: WorkflowSpec, values: Mapping[str, Any]) -> list[dict[str, Any]]:

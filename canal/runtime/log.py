@@ -56,7 +56,7 @@ def unsaved(found: Any) -> dict[str, Any] | None:
     """The writes of a node that finished in a process that died before the next
     checkpoint (``found``: the latest ``CheckpointTuple``), or None.
 
-    ``{"answer": the resume value that process was given (None if none), "entries": the
+    ``{"data": the resume value that process was given (None if none), "entries": the
     log entries the node wrote, "status" and "cursor": where it would have moved the run}``.
     """
     finished: dict[str, dict[str, Any]] = {}
@@ -73,7 +73,7 @@ def unsaved(found: Any) -> dict[str, Any] | None:
                 writes[channel] = value
     if not finished:
         return None
-    return {"answer": answers.get(True, answers.get(False)), **next(iter(finished.values()))}
+    return {"data": answers.get(True, answers.get(False)), **next(iter(finished.values()))}
 
 
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # LangGraph's task id for input writes

@@ -49,14 +49,15 @@ class Retention:
     def history(self, thread_id: str) -> dict[str, Any]:
         """Every transition of a run, oldest first: time, step, kind and what it carried
         (submitted data, tool arguments, results, errors, attempts and tries)."""
-        from canal.nodes.sensitive import redact, secrets_of
+        from canal.nodes.sensitive import masker_of
         from canal.runtime.log import run_log
 
         spec, values = self.reader.run(thread_id)
-        entries = run_log(self.reader.store.saver(), thread_id)
-        return redact({"status": "ok", "thread_id": thread_id, "workflow": values.get("workflow"),
-                       "run_status": values.get("status"), "entries": entries},
-                      secrets_of(spec, values, self.reader.sealer))
+        masker = masker_of(spec, values, self.reader.sealer).naming(thread_id)
+        return masker.document({"status": "ok", "thread_id": thread_id,
+                                "workflow": values.get("workflow"),
+                                "run_status": values.get("status"),
+                                "entries": run_log(self.reader.store.saver(), thread_id)})
 
     def prune(self, older_than: timedelta, include_waiting: bool = False,
               now: datetime | None = None) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import pytest
 
 from canal import Canal, ConfigError, PythonTools
 from canal.crypto import new_key
-from canal.nodes.sensitive import MASK, redact
+from canal.nodes.masking import MASK, Masker
 from tests.conftest import write_workflow
 
 SECRET = "s3cr3t-Token-9f8e7d"
@@ -80,8 +80,9 @@ def test_short_secrets_are_masked_only_where_they_stand_alone(make):
     # The log keeps the sealed value, so even a short secret inside a text is masked there.
     assert shown["executed"][0]["arguments"]["header"] == f"Bearer {MASK}"
     assert shown["executed"][0]["arguments"]["pin"] == MASK
-    assert redact({"note": "abcdef", "pin": 7, "n": 17}, ["abc", 7]) == {
-        "note": "abcdef", "pin": MASK, "n": 17}  # too short to hunt inside other values
+    # Too short to hunt inside other values; a short number is not even hunted alone.
+    assert Masker.of(["abc", 7]).value({"note": "abcdef", "same": "abc", "pin": 7}) == {
+        "note": "abcdef", "same": MASK, "pin": 7}
 
 
 def test_nothing_on_disk_holds_the_secret(workflows, tmp_path, received):
@@ -150,3 +151,291 @@ def test_a_malformed_key(workflows, tmp_path, monkeypatch, value, message):
     monkeypatch.setenv("CANAL_ENCRYPTION_KEY", value)
     with pytest.raises(ConfigError, match=message):
         Canal(workflows=workflows, home=tmp_path / "h").start("login", thread_id="t")
+
+
+# -- sensitive lists and objects --------------------------------------------------------
+
+CREDS = {"user": "svc-deployer", "password": "hunter2-Pa55word", "pin": 12, "port": 5432,
+         "admin": True}
+KEYS = ["recovery-code-1111", "recovery-code-2222", "ab"]
+
+
+def vault_steps() -> dict:
+    return {
+        "01-ask.md": ({"type": "interactive", "gate": {"schema": {
+            "creds": {"type": "object", "required": True, "sensitive": True},
+            "keys": {"type": "array", "required": True, "sensitive": True}}}}, "Ask."),
+        "02-open.md": {"type": "automated", "automation": {"tool": "open_vault", "input_mapping": {
+            "password": "{{gate.ask.creds.password}}", "creds": "{{gate.ask.creds}}",
+            "first": "{{gate.ask.keys[0]}}",
+            "note": "creds {{gate.ask.creds}} keys {{gate.ask.keys}}"}}},
+        "03-done.md": ({"type": "notification"},
+                       "Opened with {{gate.ask.creds}} and {{gate.ask.keys}}; "
+                       "the vault said {{result.open.echo}}"),
+    }
+
+
+def strings_of(document) -> list[str]:
+    """Every string (and key) inside a document, and its repr."""
+    found = [repr(document)]
+    stack = [document]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            found.extend(map(str, item))
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return found
+
+
+def leaked(documents, needles) -> list[str]:
+    return sorted({n for n in needles for s in strings_of(documents) if n in s})
+
+
+@pytest.fixture
+def vault(workflows, tmp_path, checkpointer, received):
+    write_workflow(workflows, "vault", vault_steps())
+
+    def open_vault(**kwargs):
+        received.append(kwargs)
+        return {"echo": kwargs}
+
+    def make() -> Canal:
+        return Canal(workflows=workflows, home=tmp_path / ".canal", checkpointer=checkpointer,
+                     tools=PythonTools({"open_vault": open_vault}))
+
+    return make
+
+
+def test_every_leaf_of_a_sensitive_object_or_list_is_masked(vault, received):
+    canal = vault()
+    canal.start("vault", thread_id="t")
+    env = canal.advance("t", {"creds": CREDS, "keys": KEYS})
+    rendered = json.dumps(CREDS, ensure_ascii=False, separators=(",", ":"))
+    assert received == [{"password": CREDS["password"], "creds": CREDS, "first": KEYS[0],
+                         "note": f"creds {rendered} keys "
+                                 f"{json.dumps(KEYS, separators=(',', ':'))}"}]
+    shown = env.to_json()
+    assert shown["status"] == "awaiting_input", shown["errors"]
+    masked_creds = dict.fromkeys(CREDS, MASK)
+    assert shown["executed"][0]["arguments"] == {
+        "password": MASK, "creds": masked_creds, "first": MASK,
+        "note": "creds " + json.dumps(masked_creds, separators=(",", ":"))
+                + ' keys ["********","********","********"]'}
+    later = vault()
+    documents = [shown, env.__repr__(), later.current("t").to_json(), later.history("t"),
+                 later.runs(), repr(later.current("t"))]
+    secrets = [v for v in [*CREDS.values(), *KEYS] if isinstance(v, str) and len(v) > 2]
+    whole = [json.dumps(v, ensure_ascii=a, separators=s) for v in (CREDS, KEYS)
+             for a in (True, False) for s in ((",", ":"), (", ", ": "))] + [repr(CREDS),
+                                                                          repr(KEYS)]
+    assert leaked(documents, secrets + whole + ['"ab"', "5432"]) == []
+    assert later.current("t").to_json()["completed"][0]["data"] == {
+        "creds": masked_creds, "keys": [MASK, MASK, MASK]}
+    instructions = shown["step"]["instructions"]
+    assert instructions.startswith("Opened with " + json.dumps(masked_creds, separators=(
+        ",", ":")) + ' and ["********","********","********"]; the vault said {'), instructions
+
+
+def test_a_sensitive_list_keeps_working_in_a_later_step(vault, received):
+    """Items of a sealed list and keys of a sealed object resolve like any other value."""
+    canal = vault()
+    canal.start("vault", thread_id="t")
+    vault().advance("t", {"creds": {"password": "x"}, "keys": ["only-one-key"]})
+    assert received[0]["first"] == "only-one-key" and received[0]["password"] == "x"
+    assert vault().advance("t", {}).status == "completed"
+
+
+# -- masking rewrites only data, never the document's own fields ------------------------
+
+def deploy_steps() -> dict:
+    return {
+        "01-ask.md": ({"type": "interactive", "gate": {"schema": {
+            "target": {"type": "string", "required": True, "sensitive": True},
+            "force": {"type": "boolean", "required": True, "sensitive": True},
+            "pin": {"type": "integer", "required": True, "sensitive": True}}}},
+                      "Where to deploy?"),
+        "02-prod-check.md": {"type": "automated", "automation": {
+            "tool": "prod_check", "input_mapping": {
+                "target": "{{gate.ask.target}}", "force": "{{gate.ask.force}}",
+                "pin": "{{gate.ask.pin}}", "label": "to {{gate.ask.target}}"}}},
+        "03-approve.md": ({"type": "interactive", "gate": {"schema": {
+            "ok": {"type": "boolean", "required": True}}}}, "Approve {{result.prod-check.name}}."),
+        "04-done.md": ({"type": "notification"}, "Deployed."),
+    }
+
+
+def prod_check(**kwargs):
+    return {"name": f"{kwargs['target']}-release", "created": True, "count": 7,
+            "ids": [True, 7]}
+
+
+def test_masking_never_rewrites_the_documents_own_fields(workflows, tmp_path, checkpointer):
+    write_workflow(workflows, "deploy-prod", deploy_steps())
+
+    def make() -> Canal:
+        return Canal(workflows=workflows, home=tmp_path / ".canal", checkpointer=checkpointer,
+                     tools=PythonTools({"prod_check": prod_check}))
+
+    make().start("deploy-prod", thread_id="deploy-prod-7")
+    shown = make().advance("deploy-prod-7", {"target": "prod", "force": True, "pin": 7}).to_json()
+    assert shown["thread_id"] == "deploy-prod-7" and shown["workflow"] == "deploy-prod"
+    assert shown["status"] == "awaiting_input" and shown["step"]["id"] == "approve"
+    assert shown["step"]["gate"] == {"ok": {"type": "boolean", "required": True}}
+    assert shown["step"]["instructions"] == "Approve ********-release."
+    [call] = shown["executed"]
+    assert call["step"] == "prod-check" and call["tool"] == "prod_check"
+    assert call["ok"] is True and call["key"] == "deploy-prod-7:prod-check:0"
+    assert call["arguments"] == {"target": MASK, "force": MASK, "pin": MASK,
+                                 "label": f"to {MASK}"}
+    # Booleans and short numbers are masked only where they stand as the field's value.
+    assert call["result"] == {"name": f"{MASK}-release", "created": True, "count": 7,
+                              "ids": [True, 7]}
+    current = make().current("deploy-prod-7").to_json()
+    assert current["thread_id"] == "deploy-prod-7" and current["missing"] == ["ok"]
+    assert current["completed"][0] == {"step": "ask", "type": "interactive",
+                                       "data": {"target": MASK, "force": MASK, "pin": MASK}}
+    assert current["definition"]["changed"] is False
+    history = make().history("deploy-prod-7")
+    assert history["thread_id"] == "deploy-prod-7" and history["workflow"] == "deploy-prod"
+    assert [e["step"] for e in history["entries"]][1:3] == ["ask", "prod-check"]
+    assert history["entries"][2]["ok"] is True
+    assert make().runs()[0]["thread_id"] == "deploy-prod-7"
+    done = make().advance("deploy-prod-7", {"ok": True}).to_json()
+    assert done["thread_id"] == "deploy-prod-7" and done["step"]["id"] == "done"
+
+
+def test_canal_run_keeps_its_thread_id_when_a_secret_is_part_of_it(cli, project):
+    write_workflow(project / "workflows", "deploy", {
+        "01-ask.md": ({"type": "interactive", "gate": {"schema": {
+            "target": {"type": "string", "required": True, "sensitive": True},
+            "force": {"type": "boolean", "required": True, "sensitive": True}}}}, "Where?"),
+        "02-prod-check.md": ({"type": "interactive", "gate": {"schema": {
+            "ok": {"type": "boolean", "required": True}}}}, "Sure?"),
+        "03-done.md": ({"type": "notification"}, "Deployed."),
+    })
+    first = project / "first.yaml"
+    first.write_text("ask: {target: prod, force: true}\n")
+    stopped = cli("run", "deploy", "--thread-id", "deploy-prod-7", "--answers", str(first))
+    assert stopped.code == 2, stopped.stderr
+    assert stopped.json["thread_id"] == "deploy-prod-7"
+    assert stopped.json["step"]["id"] == "prod-check"
+    assert stopped.json["step"]["gate"]["ok"]["required"] is True
+    every = project / "every.yaml"
+    every.write_text("ask: {target: prod, force: true}\nprod-check: {ok: true}\n")
+    resumed = cli("run", "deploy", "--thread-id", "deploy-prod-7", "--answers", str(every))
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json["status"] == "completed" and resumed.json["thread_id"] == "deploy-prod-7"
+    assert cli("current", "deploy-prod-7").json["status"] == "completed"
+
+
+# -- escaped forms of a secret -----------------------------------------------------------
+
+def escaped_forms(secret: str) -> set[str]:
+    return {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
+            repr(secret)[1:-1]}
+
+
+@pytest.mark.parametrize("secret", [
+    'quote"and\\back-slash', "tab\tnew\nline-x", "pässwörd-ünïcode", "it's a \x07 bell",
+    "both ' and \" quotes"])
+def test_escaped_forms_of_a_secret_are_masked(workflows, tmp_path, secret):
+    write_workflow(workflows, "leaky", {
+        "01-ask.md": {"type": "interactive", "gate": {"schema": {
+            "token": {"type": "string", "required": True, "sensitive": True}}}},
+        "02-leak.md": {"type": "automated", "automation": {
+            "tool": "leak", "input_mapping": {"token": "{{gate.ask.token}}"}}},
+        "03-show.md": ({"type": "notification"},
+                       "{{result.leak.obj}} {{result.leak.ascii}} {{result.leak.text}}"),
+        "04-boom.md": {"type": "automated", "automation": {
+            "tool": "boom", "input_mapping": {"token": "{{gate.ask.token}}"}}},
+    })
+
+    def leak(token):
+        return {"obj": {"token": token}, "ascii": json.dumps(token),
+                "text": json.dumps({"t": token}, ensure_ascii=False), "repr": repr(token)}
+
+    def boom(token):
+        raise ValueError(f"bad token {token!r} in {json.dumps({'token': token})}")
+
+    canal = Canal(workflows=workflows, home=tmp_path / ".canal", checkpointer="memory:",
+                  tools=PythonTools({"leak": leak, "boom": boom}))
+    canal.start("leaky", thread_id="t")
+    shown = canal.advance("t", {"token": secret}).to_json()
+    assert shown["step"]["id"] == "show"
+    failed = canal.advance("t", {"ack": True}).to_json()
+    assert failed["status"] == "failed" and failed["errors"][0]["error"].startswith(
+        "boom: ValueError: bad token ")
+    documents = [shown, failed, canal.current("t").to_json(), canal.history("t")]
+    assert leaked(documents, escaped_forms(secret)) == []
+
+
+# -- errors about a sensitive field never echo its value ---------------------------------
+
+SENSITIVE_KINDS = {"integer": "98x76", "number": "12.5.7x", "boolean": "perhaps-xyzzy",
+                   "object": '{"pw": "xyzzy-pass"', "array": '["xyzzy-pass"'}
+
+
+def test_canal_run_never_echoes_a_mistyped_secret(cli, project):
+    write_workflow(project / "workflows", "typed", {"01-ask.md": {
+        "type": "interactive", "gate": {"schema": {
+            kind: {"type": kind, "required": True, "sensitive": True}
+            for kind in SENSITIVE_KINDS}}}})
+    good = {"integer": "9876", "number": "1.5", "boolean": "y", "object": '{"pw": "ok-pass"}',
+            "array": '["ok-pass"]'}
+    typed = "".join(f"{bad}\n{good[kind]}\n" for kind, bad in SENSITIVE_KINDS.items())
+    result = cli("run", "typed", stdin=typed)
+    assert result.code == 0 and result.json["status"] == "completed", result.stderr
+    for kind, bad in SENSITIVE_KINDS.items():
+        assert f"not a {kind}\n" in result.stderr
+        assert bad not in result.stderr + result.stdout
+        assert bad.strip('{["').split('"')[0] not in result.stderr
+
+
+@pytest.mark.parametrize("field, value", [
+    ({"type": "integer"}, "98x76-secret"), ({"type": "string", "enum": ["a", "b"]}, "secret-c"),
+    ({"type": "string", "pattern": "^[0-9]+$"}, "secret-abc"),
+    ({"type": "string", "min": 20}, "short-secret"), ({"type": "string", "max": 3}, "long-secret"),
+    ({"type": "integer", "max": 10}, 98765), ({"type": "array", "max": 1}, ["secret-1", "s-2"]),
+    ({"type": "object"}, ["secret-in-a-list"])])
+def test_rejections_of_a_sensitive_field_never_echo_it(cli, project, field, value):
+    write_workflow(project / "workflows", "typed", {"01-ask.md": {
+        "type": "interactive", "gate": {"schema": {
+            "secret": {**field, "required": True, "sensitive": True}}}}})
+    thread = cli("start", "typed").json["thread_id"]
+    answers = project / "answers.json"
+    answers.write_text(json.dumps({"ask": {"secret": value}}))
+    needles = [json.dumps(value), *(v for v in (value if isinstance(value, list) else [value]))]
+    for result in (cli("advance", thread, "--gate-data", json.dumps({"secret": value})),
+                   cli("run", "typed", "--answers", str(answers))):
+        assert result.code == 3 and result.json["status"] == "rejected"
+        assert result.json["errors"][0]["field"] == "secret"
+        assert leaked([result.stdout, result.stderr], map(str, needles)) == []
+
+
+@pytest.mark.parametrize("content, where", [
+    ('ask: {secret: 98x76-xyzzy, other: "open\n', "line 2, column 1"),
+    ("ask:\n  secret: 98x76-xyzzy\n   other: 1\n", "line 3, column 9")])
+def test_a_broken_answers_file_is_reported_without_quoting_it(cli, project, content, where):
+    write_workflow(project / "workflows", "typed", {"01-ask.md": {
+        "type": "interactive", "gate": {"schema": {
+            "secret": {"type": "string", "required": True, "sensitive": True}}}}})
+    answers = project / "answers.yaml"
+    answers.write_text(content)
+    result = cli("run", "typed", "--answers", str(answers))
+    assert result.code == 2 and "xyzzy" not in result.stdout + result.stderr
+    message = result.json["error"]["message"]
+    assert message.startswith(f"--answers: cannot read {answers}: ") and where in message
+    assert cli("runs").json["count"] == 0
+
+
+def test_canal_run_takes_a_secret_text_that_looks_like_json(cli, project):
+    write_workflow(project / "workflows", "typed", {"01-ask.md": {
+        "type": "interactive", "gate": {"schema": {
+            "secret": {"type": "string", "required": True, "sensitive": True}}}}})
+    result = cli("run", "typed", stdin='{pa55"word\n')
+    assert result.code == 0 and result.json["status"] == "completed", result.stderr
+    assert "pa55" not in result.stdout + result.stderr

@@ -18,7 +18,7 @@ from tests.conftest import ROOT, tool_calls
 VALID = {"project_name": "billing", "host": "billing.example.com"}
 DEFAULTS = {"admins": ["root"], "quota": 10}
 SCRIPT = '''
-import json, os, sqlite3, sys
+import json, os, sqlite3, sys, threading
 from pathlib import Path
 from langgraph.checkpoint.sqlite import SqliteSaver
 from canal import Canal
@@ -27,12 +27,22 @@ here, kill_at, op, data = Path(sys.argv[1]), sys.argv[2], sys.argv[3], json.load
 
 
 class DiesAfterWrites(SqliteSaver):
-    """Its process dies right after it stores a node's writes to channel ``kill_at``."""
+    """Its process dies once a node's writes to channel ``kill_at`` are stored and before
+    the checkpoint that applies them is. (LangGraph stores the two from different threads,
+    in either order, so the checkpoint waits for the writes.)"""
+
+    stored = threading.Event()
 
     def put_writes(self, config, writes, task_id, task_path=""):
         super().put_writes(config, writes, task_id, task_path)
         if any(channel == kill_at for channel, _ in writes):
+            self.stored.set()
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        if kill_at and kill_at in new_versions:
+            self.stored.wait(30)
             os._exit(9)
+        return super().put(config, checkpoint, metadata, new_versions)
 
 
 saver = DiesAfterWrites(sqlite3.connect(here / "mine.db", check_same_thread=False))
@@ -67,14 +77,14 @@ def test_a_corrected_submission_beats_the_typo_a_dead_process_took(project):
     current = canal_in(project, "current")
     assert current["status"] == "awaiting_input"
     assert current["step"]["id"] == "collect-project-info"
-    assert current["unsaved"]["answer"] == {**typo, **DEFAULTS}
+    assert current["unsaved"]["data"] == {**typo, **DEFAULTS}
     assert current["unsaved"]["dropped"] is False
     assert [e["kind"] for e in current["unsaved"]["entries"]] == ["submit"]
     assert "not applied" in current["unsaved"]["note"]
 
     env = canal_in(project, "advance", VALID)
     assert env["status"] == "awaiting_input" and env["step"]["id"] == "summary"
-    assert env["unsaved"]["dropped"] is True and env["unsaved"]["answer"] == {**typo, **DEFAULTS}
+    assert env["unsaved"]["dropped"] is True and env["unsaved"]["data"] == {**typo, **DEFAULTS}
     assert [kwargs["name"] for name, kwargs in tool_calls(project)
             if name == "create_project"] == ["billing"]
     assert "unsaved" not in canal_in(project, "current")
@@ -89,7 +99,7 @@ def test_an_abort_beats_the_retry_a_dead_process_took(project):
 
     current = canal_in(project, "current")
     assert current["status"] == "failed"
-    assert current["unsaved"]["answer"] == {"action": "retry"}
+    assert current["unsaved"]["data"] == {"action": "retry"}
 
     env = canal_in(project, "advance", {"action": "abort"})
     assert env["status"] == "aborted" and env["executed"] == []
