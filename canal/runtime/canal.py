@@ -12,6 +12,7 @@ pruning the ``Retention`` service.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -19,7 +20,12 @@ from typing import Any
 
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
-from canal.errors import CanalError, RunNotFound, RunStateError, WorkflowNotFound
+from canal.errors import (
+    RunNotFound,
+    RunStateError,
+    WorkflowInvalid,
+    WorkflowNotFound,
+)
 from canal.limits import check as check_limits
 from canal.limits import json_plain_data
 from canal.nodes.failure import STOPPED
@@ -187,18 +193,33 @@ class Canal:
         return {"configurable": {"thread_id": thread_id}}
 
     def has_run(self, thread_id: str) -> bool:
-        """Whether a run with this thread id exists."""
-        return self.store.lookup(check_name(thread_id, "thread")) is not None
+        """Whether a run with this thread id exists (a start that never finished made none)."""
+        return (self.store.lookup(check_name(thread_id, "thread")) is not None
+                and self._latest(thread_id) is not None)
 
     def values(self, thread_id: str) -> dict[str, Any]:
-        """The latest state of run ``thread_id`` (RunNotFound when there is none)."""
+        """The latest state of run ``thread_id`` (RunNotFound when there is none).
+
+        A thread id registered by a start that never saved the run's first state (it
+        failed, or its process died, in between) names no run: every command answers
+        RunNotFound, ``runs`` leaves it out, ``start`` may take the id again and ``prune``
+        removes it."""
         check_name(thread_id, "thread")
         if self.store.lookup(thread_id) is None:
             raise RunNotFound(f"no run with thread id {thread_id!r}", thread_id=thread_id)
+        checkpoint = self._latest(thread_id)
+        if checkpoint is None:
+            raise RunNotFound(f"no run with thread id {thread_id!r}: its start did not finish "
+                              "(start it again, or prune removes it)", thread_id=thread_id)
+        return dict(checkpoint["channel_values"])
+
+    def _latest(self, thread_id: str) -> dict[str, Any] | None:
+        """The thread's latest checkpoint, or None when no start got as far as saving the
+        run's first state."""
         found = self.store.saver().get_tuple(self._config(thread_id))
-        if found is None:
-            raise RunNotFound(f"run {thread_id!r} has no saved state", thread_id=thread_id)
-        return dict(found.checkpoint["channel_values"])
+        if found is None or not found.checkpoint["channel_values"].get("workflow"):
+            return None
+        return dict(found.checkpoint)
 
     def run(self, thread_id: str) -> tuple[WorkflowSpec, dict[str, Any]]:
         """The run's pinned definition and its latest state."""
@@ -206,7 +227,11 @@ class Canal:
         return self._pinned(thread_id, values), values
 
     def _pinned(self, thread_id: str, values: dict[str, Any]) -> WorkflowSpec:
-        """The definition the run started with (or migrated to), never the one on disk."""
+        """The definition the run started with (or migrated to), never another one.
+
+        A run saved before definitions were pinned (or whose pinned copy is gone) uses the
+        files on disk only while they are exactly that definition (same content digest).
+        """
         digest, name = values["digest"], values["workflow"]
         spec = self._specs.get(digest)
         if spec is None:
@@ -214,14 +239,15 @@ class Canal:
             if files is not None:
                 spec = load_files(name, {k: v.encode() for k, v in files.items()},
                                   f"pinned {digest}")
-            else:  # saved before definitions were pinned, or an in-memory store that is gone
-                try:
-                    spec = self.workflow(name)
-                except WorkflowNotFound as exc:
+            else:
+                folder, on_disk = self._on_disk(name)
+                if folder is None or digest_of(on_disk) != digest:
                     raise WorkflowNotFound(
-                        f"run {thread_id!r} has no saved definition and workflow {name!r} is "
-                        f"no longer in {self.settings.workflows}", workflow=name,
-                        thread_id=thread_id) from exc
+                        f"run {thread_id!r} needs the definition of workflow {name!r} it "
+                        f"started with ({digest}), which is no longer saved, and the one in "
+                        f"{self.settings.workflows} differs or is gone; put back the files "
+                        "the run started with", workflow=name, thread_id=thread_id)
+                spec = load_files(name, on_disk, str(folder))
             self._specs[digest] = spec
         return spec
 
@@ -262,14 +288,35 @@ class Canal:
     # -- operations --------------------------------------------------------------------
 
     def start(self, name: str, thread_id: str | None = None) -> Envelope:
-        """Create a run of workflow ``name`` and run it to its first pause."""
+        """Create a run of workflow ``name`` and run it to its first pause.
+
+        All or nothing, as a user sees it: a start that fails before the run's first state
+        is saved (a database error, a pool timeout, a bad key) takes its registration back,
+        and one whose process dies there leaves a thread id that names no run (``values``)
+        and that this method takes again.
+        """
         thread_id = check_name(thread_id, "thread") if thread_id else _new_thread_id(name)
         spec = self._load_and_pin(name)
+        self._reclaim(thread_id)
         with self.store.lock(thread_id):
             if self.store.lookup(thread_id) is not None:
                 raise RunStateError(f"thread id {thread_id!r} is already taken",
                                     thread_id=thread_id)
-            return self._invoke(spec, thread_id, {}, {})
+            try:
+                return self._invoke(spec, thread_id, {}, {})
+            except BaseException:
+                with contextlib.suppress(Exception):  # the first error is the one to report
+                    if self._latest(thread_id) is None:
+                        self.store.forget(thread_id)
+                raise
+
+    def _reclaim(self, thread_id: str) -> None:
+        """Free a thread id that a start which never finished left registered."""
+        if self.store.lookup(thread_id) is None or self._latest(thread_id) is not None:
+            return
+        with self.store.lock(thread_id):  # a start under way holds it: RunConflict
+            if self.store.lookup(thread_id) is not None and self._latest(thread_id) is None:
+                self.store.forget(thread_id)
 
     def advance(self, thread_id: str, data: Any = None, step: str | None = None) -> Envelope:
         """Submit ``data`` for the current step.
@@ -409,30 +456,29 @@ class Canal:
             return self._invoke(spec, thread_id, values, Command(resume=ABORT))
 
     def runs(self) -> list[dict[str, Any]]:
-        """Every run: thread id, workflow, status, current step, creation and update times."""
-        specs: dict[str, WorkflowSpec | None] = {}
+        """Every run: thread id, workflow, status, current step, creation and update times.
+
+        Each status is read against the run's pinned definition (``unknown`` when that is
+        gone); a start that never finished is not a run and is not listed."""
         out = []
         for record in self.store.records():
-            found = self.store.saver().get_tuple(self._config(record.thread_id))
-            values = found.checkpoint["channel_values"] if found else {}
+            checkpoint = self._latest(record.thread_id)
+            if checkpoint is None:
+                continue
+            values = checkpoint["channel_values"]
             status = values.get("status", "unknown")
             if status == "running":
-                if record.workflow not in specs:
-                    specs[record.workflow] = self._spec_or_none(record.workflow)
-                spec = specs[record.workflow]
-                status = (envelope_of(record.thread_id, spec, values, None).status if spec
-                          else "awaiting_input")
+                try:
+                    spec = self._pinned(record.thread_id, values)
+                except (WorkflowNotFound, WorkflowInvalid):
+                    status = "unknown"
+                else:
+                    status = envelope_of(record.thread_id, spec, values, None).status
             out.append({"thread_id": record.thread_id, "workflow": record.workflow,
                         "status": status, "step": values.get("cursor"),
                         "created_at": record.created_at,
-                        "updated_at": found.checkpoint["ts"] if found else None})
+                        "updated_at": checkpoint["ts"]})
         return out
-
-    def _spec_or_none(self, name: str) -> WorkflowSpec | None:
-        try:
-            return self.workflow(name)
-        except CanalError:
-            return None
 
     # -- the services, as facade methods ------------------------------------------------
 
