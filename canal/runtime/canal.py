@@ -184,9 +184,13 @@ class Canal:
         folder = workflow_dir(self.settings.workflows, name)
         files = workflow_files(folder)
         spec = load_files(name, files, str(folder))
+        self._pin(spec, files)
+        return spec
+
+    def _pin(self, spec: WorkflowSpec, files: dict[str, bytes | None]) -> None:
+        """Keep ``files``, the definition ``spec`` was loaded from, under its digest."""
         self.store.save_definition(spec.digest, spec.name,
                                    {k: v.decode() for k, v in files.items() if v is not None})
-        return spec
 
     @staticmethod
     def _config(thread_id: str) -> dict[str, Any]:
@@ -411,12 +415,18 @@ class Canal:
         Safe means: the steps already done are unchanged (id, type, gate, automation) and
         the step the run waits at is still the next one; bodies may change freely. Anything
         else raises ``MigrationRefused`` with every reason, and changes nothing.
+
+        Migrating only moves the run: it runs no node and calls no tool (the next
+        ``advance`` or ``recover`` does). A confirmation the run is waiting for stays asked
+        even if the new definition no longer asks for it, so a call is never made without
+        the answer the run is waiting for.
         """
         from langgraph.types import Command
 
         from canal.errors import MigrationRefused
         from canal.nodes.base import entry, recovery_node
         from canal.nodes.begin import confirm_steps
+        from canal.nodes.view import awaiting_confirmation
         from canal.runtime.migrate import migration_problems
 
         with self._writer(thread_id):
@@ -432,14 +442,18 @@ class Canal:
             reasons = migration_problems(old, new, values)
             if reasons:
                 raise MigrationRefused(thread_id, reasons)
-            self._load_and_pin(old.name)
+            self._pin(new, files)
             cursor = values["cursor"]
             waiting = recovery_node(cursor) if values.get("status") == "failed" else cursor
+            confirm = confirm_steps(new, self._deps(new))
+            if awaiting_confirmation(values) and cursor not in confirm:
+                confirm.append(cursor)
             move = Command(goto=waiting, update={
-                "digest": new.digest, "confirm_steps": confirm_steps(new, self._deps(new)),
+                "digest": new.digest, "confirm_steps": confirm,
                 "log": [entry("migrate", cursor, **{"from": old.digest, "to": new.digest})]})
+            # The waiting node runs on the next answer (LangGraph hands a resume value to
+            # the first interrupt the node raises): nothing runs now.
             self._graph(new).update_state(self._config(thread_id), move, as_node=waiting)
-            self._invoke(new, thread_id, values, None)
         return self.current(thread_id)
 
     def abort(self, thread_id: str) -> Envelope:
