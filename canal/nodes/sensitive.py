@@ -33,6 +33,10 @@ class TextSealer(Protocol):
 
     def open_text(self, sealed: str) -> str: ...
 
+    def digest_text(self, text: str) -> str:
+        """A keyed digest: equal for equal texts, not computable without the key."""
+        ...
+
 
 def is_sealed(value: Any) -> bool:
     return isinstance(value, str) and value.startswith(PREFIX)
