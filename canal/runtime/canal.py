@@ -20,12 +20,7 @@ from typing import Any
 
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
-from canal.errors import (
-    RunNotFound,
-    RunStateError,
-    WorkflowInvalid,
-    WorkflowNotFound,
-)
+from canal.errors import RunNotFound, RunStateError, WorkflowInvalid, WorkflowNotFound
 from canal.limits import check as check_limits
 from canal.limits import json_plain_data
 from canal.nodes.failure import STOPPED
