@@ -119,3 +119,39 @@ def test_a_postgres_pool_with_no_free_connection_is_a_config_error(postgres_sche
         assert store.records() == []  # both came back
     finally:
         store.close()
+
+
+def test_a_sqlite_lock_taken_on_a_forgotten_runs_file_is_refused(tmp_path, monkeypatch):
+    """prune and a failed start forget a run (its lock file goes) while holding its lock. A
+    process that opened the lock file just before, and gets the lock just after, holds a
+    file nobody else will ever open: it must not go on as the run's writer, or two writers
+    (it, and whoever opens the new file) would start the same thread id."""
+    import fcntl
+
+    from canal.checkpoints import locks as locks_module
+    from canal.errors import RunConflict
+
+    store = open_store(f"sqlite:///{tmp_path / 'state.db'}")
+    real_flock, raced = fcntl.flock, []
+
+    class Racing:
+        LOCK_EX, LOCK_NB, LOCK_UN = fcntl.LOCK_EX, fcntl.LOCK_NB, fcntl.LOCK_UN
+
+        @staticmethod
+        def flock(handle, operation):
+            if operation & fcntl.LOCK_EX and not raced:  # between our open and our flock,
+                raced.append(True)                      # the holder forgot the run
+                store.locks.forget("t")
+            real_flock(handle, operation)
+
+    with store.lock("t"):  # the lock file exists
+        pass
+    monkeypatch.setattr(locks_module, "fcntl", Racing)
+    with pytest.raises(RunConflict):
+        with store.lock("t"):
+            pass
+    with store.lock("t"):  # a new file, and a lock that holds
+        with pytest.raises(RunConflict):
+            with open_store(f"sqlite:///{tmp_path / 'state.db'}").lock("t"):
+                pass
+    store.close()
