@@ -10,6 +10,8 @@ written with one key and read with another, or read with no key at all, is a
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import os
 import threading
 from pathlib import Path
@@ -19,6 +21,7 @@ from canal.errors import ConfigError
 
 KEY_ENV = "CANAL_ENCRYPTION_KEY"
 CIPHER = "aesgcm"
+DIGEST_KEY_LABEL = b"canal call-journal argument digest v1"  # derives the HMAC key
 
 
 def new_key() -> str:
@@ -79,16 +82,26 @@ class Sealer:
         sealer._key = os.urandom(32)
         return sealer
 
-    def _aead(self, create: bool) -> Any:
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
+    def _secret(self, create: bool) -> bytes:
         with self._lock:
             if self._key is None:
                 self._key = load_key(self._home, create)
         if self._key is None:
             raise ConfigError(f"the saved state is encrypted and there is no key: set "
                               f"{KEY_ENV} or restore {self._home / 'key'}")
-        return AESGCM(self._key)
+        return self._key
+
+    def _aead(self, create: bool) -> Any:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        return AESGCM(self._secret(create))
+
+    def digest_text(self, text: str) -> str:
+        """A keyed digest of ``text`` (HMAC-SHA256 under a key derived from canal's key):
+        equal texts give equal digests, and without the key a short secret inside the text
+        cannot be found by hashing every candidate."""
+        mac_key = hmac.new(self._secret(create=True), DIGEST_KEY_LABEL, hashlib.sha256).digest()
+        return "hmac-sha256:" + hmac.new(mac_key, text.encode(), hashlib.sha256).hexdigest()
 
     def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
         nonce = os.urandom(12)

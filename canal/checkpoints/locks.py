@@ -5,6 +5,7 @@ are in ``postgres.py``, beside the pool they use.)"""
 from __future__ import annotations
 
 import fcntl
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,18 +32,34 @@ class FileLocks:
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with open(self.folder / thread_id, "a") as handle:
+        path = self.folder / thread_id
+        with open(path, "a") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError as exc:
                 raise conflict(thread_id) from exc
             try:
+                if not _still_named(path, handle.fileno()):
+                    # The holder before us forgot the run and removed this file: whoever
+                    # opens the path now gets another file, so this lock excludes nobody.
+                    raise conflict(thread_id)
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def forget(self, thread_id: str) -> None:
+        """Remove the lock file (a writer that opened it before is refused: ``lock``)."""
         (self.folder / thread_id).unlink(missing_ok=True)
+
+
+def _still_named(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the open file ``fd``."""
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 class ThreadLocks:

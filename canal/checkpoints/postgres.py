@@ -5,8 +5,11 @@ the per-run lock is a session advisory lock, held on a connection taken from the
 the length of the operation (and released by the server if the process dies). Connections
 use ``autocommit=True``, ``prepare_threshold=0`` and dict rows, as the saver requires;
 tables are created on first use. ``?pool_size=N`` in the URL sets the pool's size
-(default 4); ``connect_timeout`` (seconds) also bounds how long canal waits for the pool
-(default 10 s); the other query parameters go to libpq.
+(default 4, at least 2: a run's lock keeps one connection for the whole operation while the
+saver and the journal write on another, so one connection would wait for itself);
+``connect_timeout`` (whole seconds) also bounds how long canal waits for the pool (default
+10 s, also for 0 or less, which libpq reads as "for ever"); the other query parameters go
+to libpq.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from canal.checkpoints.tables import POSTGRES, Tables
 from canal.errors import ConfigError
 
 WAIT = 10.0  # seconds to wait for a connection when the URL sets no connect_timeout
+MIN_POOL = 2  # the run lock's connection, and one to write with while it is held
 
 
 def _number(query: list[tuple[str, str]], name: str, default: int) -> int:
@@ -37,8 +41,10 @@ def parse_url(url: str) -> tuple[str, int, float]:
     parts = urlsplit(url)
     query = parse_qsl(parts.query)
     size = _number(query, "pool_size", 4)
-    if not 1 <= size <= 100:
-        raise ConfigError("pool_size in the PostgreSQL URL must be from 1 to 100")
+    if not MIN_POOL <= size <= 100:
+        raise ConfigError(f"pool_size in the PostgreSQL URL must be from {MIN_POOL} to 100: a "
+                          "run's writer lock holds one connection while its checkpoints and "
+                          "journal use another")
     timeout = _number(query, "connect_timeout", 0)  # libpq: 0 or less waits for ever
     rest = urlencode([(k, v) for k, v in query if k != "pool_size"])
     return urlunsplit(parts._replace(query=rest)), size, float(timeout) if timeout > 0 else WAIT
@@ -77,11 +83,28 @@ class PostgresDatabase:
             self.schema = self.execute("SELECT current_schema()")[0][0][0]
         return self._pool
 
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        """A connection from the pool; none free within the wait is a ConfigError."""
+        from psycopg_pool import PoolTimeout
+
+        pool = self.pool()
+        try:
+            conn = pool.getconn()
+        except PoolTimeout as exc:
+            raise ConfigError(
+                f"no PostgreSQL connection was free within {self.wait:g} s (pool_size="
+                f"{self.pool_size}); raise pool_size or connect_timeout in the URL") from exc
+        try:
+            yield conn
+        finally:
+            pool.putconn(conn)
+
     def execute(self, sql: str, params: Sequence[Any] = (),
                 write: bool = False) -> tuple[list[tuple[Any, ...]], int]:
         from psycopg.rows import tuple_row
 
-        with self.pool().connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
+        with self.connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
             cursor.execute(sql, params)
             return (cursor.fetchall() if cursor.description else []), cursor.rowcount
 
@@ -105,10 +128,10 @@ class AdvisoryLocks:
     def lock(self, thread_id: str) -> Iterator[None]:
         if thread_id in self._held:  # advisory locks nest within a session; canal's do not
             raise conflict(thread_id)
-        pool = self.db.pool()
+        self.db.pool()  # opened first: the key needs the schema
         schema = "" if self.db.schema == "public" else f"{self.db.schema}:"
         key = f"canal:{schema}{thread_id}"
-        with pool.connection() as conn:
+        with self.db.connection() as conn:
             row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS ok",
                                (key,)).fetchone()
             if not row["ok"]:

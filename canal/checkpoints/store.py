@@ -11,6 +11,7 @@ from typing import Any
 from canal.checkpoints.contract import RunRecord
 from canal.checkpoints.locks import Locks
 from canal.checkpoints.tables import Tables
+from canal.failpoints import failpoint
 
 
 class CanalStore:
@@ -29,7 +30,9 @@ class CanalStore:
         return self._saver
 
     def register(self, thread_id: str, workflow: str, created_at: str) -> bool:
-        return self.tables.register(thread_id, workflow, created_at)
+        added = self.tables.register(thread_id, workflow, created_at)
+        failpoint("after-register")  # registered, the run's first state not saved yet
+        return added
 
     def lookup(self, thread_id: str) -> RunRecord | None:
         return self.tables.lookup(thread_id)

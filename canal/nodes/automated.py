@@ -23,7 +23,6 @@ the step's recovery node.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,14 +47,15 @@ from canal.nodes.deps import Deps, thread_id
 from canal.nodes.failure import Failure, FailureKind
 from canal.nodes.gate import ACTION_GATE
 from canal.nodes.keys import call_key, safe_to_repeat
-from canal.nodes.sensitive import open_gate
+from canal.nodes.sensitive import TextSealer, open_gate
 from canal.spec.models import RetrySpec, StepSpec, WorkflowSpec
 from canal.spec.templates import resolve, state_lookup
 
 
-def _digest(arguments: Any) -> str:
-    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+def _digest(arguments: Any, sealer: TextSealer) -> str:
+    """The journal's digest of a call's arguments, keyed with canal's key: a plain hash of
+    arguments holding a short secret (a PIN) would give it away to whoever reads the file."""
+    return sealer.digest_text(json.dumps(arguments, sort_keys=True, separators=(",", ":")))
 
 
 def arguments_of(mapping: Any, state: dict[str, Any], deps: Deps) -> tuple[Any, Any]:
@@ -135,7 +135,7 @@ def journaled(call: Call, deps: Deps, thread: str, key: str, arguments: dict[str
     if not ready["ok"]:
         return ready, ({"tries": starts} if starts else {})
     if known is None:
-        deps.journal.call_started(thread, key, call.point, _digest(arguments))
+        deps.journal.call_started(thread, key, call.point, _digest(arguments, deps.sealer))
     failpoint(f"before-call:{call.point}")
     outcome, tries = with_retries(
         call, deps, lambda: deps.tools.call(call.tool, arguments, call.timeout), safe)

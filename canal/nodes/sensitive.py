@@ -32,6 +32,10 @@ class TextSealer(Protocol):
 
     def open_text(self, sealed: str) -> str: ...
 
+    def digest_text(self, text: str) -> str:
+        """A keyed digest: equal for equal texts, not computable without the key."""
+        ...
+
 
 def seal_fields(gate: Mapping[str, FieldSpec], data: Mapping[str, Any],
                 sealer: TextSealer) -> dict[str, Any]:

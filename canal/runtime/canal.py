@@ -12,6 +12,7 @@ pruning the ``Retention`` service.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
-from canal.errors import CanalError, RunNotFound, RunStateError, WorkflowNotFound
+from canal.errors import RunNotFound, RunStateError, WorkflowInvalid, WorkflowNotFound
 from canal.limits import check as check_limits
 from canal.limits import json_plain_data
 from canal.nodes.failure import STOPPED
@@ -186,27 +187,46 @@ class Canal:
         folder = workflow_dir(self.settings.workflows, name)
         files = workflow_files(folder)
         spec = load_files(name, files, str(folder))
+        self._pin(spec, files)
+        return spec
+
+    def _pin(self, spec: WorkflowSpec, files: dict[str, bytes | None]) -> None:
+        """Keep ``files``, the definition ``spec`` was loaded from, under its digest."""
         self.store.save_definition(spec.digest, spec.name,
                                    {k: v.decode() for k, v in files.items() if v is not None})
-        return spec
 
     @staticmethod
     def _config(thread_id: str) -> dict[str, Any]:
         return {"configurable": {"thread_id": thread_id}}
 
     def has_run(self, thread_id: str) -> bool:
-        """Whether a run with this thread id exists."""
-        return self.store.lookup(check_name(thread_id, "thread")) is not None
+        """Whether a run with this thread id exists (a start that never finished made none)."""
+        return (self.store.lookup(check_name(thread_id, "thread")) is not None
+                and self._latest(thread_id) is not None)
 
     def values(self, thread_id: str) -> dict[str, Any]:
-        """The latest state of run ``thread_id`` (RunNotFound when there is none)."""
+        """The latest state of run ``thread_id`` (RunNotFound when there is none).
+
+        A thread id registered by a start that never saved the run's first state (it
+        failed, or its process died, in between) names no run: every command answers
+        RunNotFound, ``runs`` leaves it out, ``start`` may take the id again and ``prune``
+        removes it."""
         check_name(thread_id, "thread")
         if self.store.lookup(thread_id) is None:
             raise RunNotFound(f"no run with thread id {thread_id!r}", thread_id=thread_id)
+        checkpoint = self._latest(thread_id)
+        if checkpoint is None:
+            raise RunNotFound(f"no run with thread id {thread_id!r}: its start did not finish "
+                              "(start it again, or prune removes it)", thread_id=thread_id)
+        return dict(checkpoint["channel_values"])
+
+    def _latest(self, thread_id: str) -> dict[str, Any] | None:
+        """The thread's latest checkpoint, or None when no start got as far as saving the
+        run's first state."""
         found = self.store.saver().get_tuple(self._config(thread_id))
-        if found is None:
-            raise RunNotFound(f"run {thread_id!r} has no saved state", thread_id=thread_id)
-        return dict(found.checkpoint["channel_values"])
+        if found is None or not found.checkpoint["channel_values"].get("workflow"):
+            return None
+        return dict(found.checkpoint)
 
     def run(self, thread_id: str) -> tuple[WorkflowSpec, dict[str, Any]]:
         """The run's pinned definition and its latest state."""
@@ -214,7 +234,11 @@ class Canal:
         return self._pinned(thread_id, values), values
 
     def _pinned(self, thread_id: str, values: dict[str, Any]) -> WorkflowSpec:
-        """The definition the run started with (or migrated to), never the one on disk."""
+        """The definition the run started with (or migrated to), never another one.
+
+        A run saved before definitions were pinned (or whose pinned copy is gone) uses the
+        files on disk only while they are exactly that definition (same content digest).
+        """
         digest, name = values["digest"], values["workflow"]
         spec = self._specs.get(digest)
         if spec is None:
@@ -222,14 +246,15 @@ class Canal:
             if files is not None:
                 spec = load_files(name, {k: v.encode() for k, v in files.items()},
                                   f"pinned {digest}")
-            else:  # saved before definitions were pinned, or an in-memory store that is gone
-                try:
-                    spec = self.workflow(name)
-                except WorkflowNotFound as exc:
+            else:
+                folder, on_disk = self._on_disk(name)
+                if folder is None or digest_of(on_disk) != digest:
                     raise WorkflowNotFound(
-                        f"run {thread_id!r} has no saved definition and workflow {name!r} is "
-                        f"no longer in {self.settings.workflows}", workflow=name,
-                        thread_id=thread_id) from exc
+                        f"run {thread_id!r} needs the definition of workflow {name!r} it "
+                        f"started with ({digest}), which is no longer saved, and the one in "
+                        f"{self.settings.workflows} differs or is gone; put back the files "
+                        "the run started with", workflow=name, thread_id=thread_id)
+                spec = load_files(name, on_disk, str(folder))
             self._specs[digest] = spec
         return spec
 
@@ -285,14 +310,35 @@ class Canal:
     # -- operations --------------------------------------------------------------------
 
     def start(self, name: str, thread_id: str | None = None) -> Envelope:
-        """Create a run of workflow ``name`` and run it to its first pause."""
+        """Create a run of workflow ``name`` and run it to its first pause.
+
+        All or nothing, as a user sees it: a start that fails before the run's first state
+        is saved (a database error, a pool timeout, a bad key) takes its registration back,
+        and one whose process dies there leaves a thread id that names no run (``values``)
+        and that this method takes again.
+        """
         thread_id = check_name(thread_id, "thread") if thread_id else _new_thread_id(name)
         spec = self._load_and_pin(name)
+        self._reclaim(thread_id)
         with self.store.lock(thread_id):
             if self.store.lookup(thread_id) is not None:
                 raise RunStateError(f"thread id {thread_id!r} is already taken",
                                     thread_id=thread_id)
-            return self._invoke(spec, thread_id, {})
+            try:
+                return self._invoke(spec, thread_id, {})
+            except BaseException:
+                with contextlib.suppress(Exception):  # the first error is the one to report
+                    if self._latest(thread_id) is None:
+                        self.store.forget(thread_id)
+                raise
+
+    def _reclaim(self, thread_id: str) -> None:
+        """Free a thread id that a start which never finished left registered."""
+        if self.store.lookup(thread_id) is None or self._latest(thread_id) is not None:
+            return
+        with self.store.lock(thread_id):  # a start under way holds it: RunConflict
+            if self.store.lookup(thread_id) is not None and self._latest(thread_id) is None:
+                self.store.forget(thread_id)
 
     def advance(self, thread_id: str, data: Any = None, step: str | None = None) -> Envelope:
         """Submit ``data`` for the current step.
@@ -391,12 +437,18 @@ class Canal:
         Safe means: the steps already done are unchanged (id, type, gate, automation) and
         the step the run waits at is still the next one; bodies may change freely. Anything
         else raises ``MigrationRefused`` with every reason, and changes nothing.
+
+        Migrating only moves the run: it runs no node and calls no tool (the next
+        ``advance`` or ``recover`` does). A confirmation the run is waiting for stays asked
+        even if the new definition no longer asks for it, so a call is never made without
+        the answer the run is waiting for.
         """
         from langgraph.types import Command
 
         from canal.errors import MigrationRefused
         from canal.nodes.base import entry, recovery_node
         from canal.nodes.begin import confirm_steps
+        from canal.nodes.view import awaiting_confirmation
         from canal.runtime.migrate import migration_problems
 
         with self._writer(thread_id):
@@ -412,14 +464,18 @@ class Canal:
             reasons = migration_problems(old, new, values)
             if reasons:
                 raise MigrationRefused(thread_id, reasons)
-            self._load_and_pin(old.name)
+            self._pin(new, files)
             cursor = values["cursor"]
             waiting = recovery_node(cursor) if values.get("status") == "failed" else cursor
+            confirm = confirm_steps(new, self._deps(new))
+            if awaiting_confirmation(values) and cursor not in confirm:
+                confirm.append(cursor)
             move = Command(goto=waiting, update={
-                "digest": new.digest, "confirm_steps": confirm_steps(new, self._deps(new)),
+                "digest": new.digest, "confirm_steps": confirm,
                 "log": [entry("migrate", cursor, **{"from": old.digest, "to": new.digest})]})
+            # The waiting node runs on the next answer (LangGraph hands a resume value to
+            # the first interrupt the node raises): nothing runs now.
             self._graph(new).update_state(self._config(thread_id), move, as_node=waiting)
-            self._invoke(new, thread_id, None)
         return self.current(thread_id)
 
     def abort(self, thread_id: str) -> Envelope:
@@ -439,30 +495,29 @@ class Canal:
             return env
 
     def runs(self) -> list[dict[str, Any]]:
-        """Every run: thread id, workflow, status, current step, creation and update times."""
-        specs: dict[str, WorkflowSpec | None] = {}
+        """Every run: thread id, workflow, status, current step, creation and update times.
+
+        Each status is read against the run's pinned definition (``unknown`` when that is
+        gone); a start that never finished is not a run and is not listed."""
         out = []
         for record in self.store.records():
-            found = self.store.saver().get_tuple(self._config(record.thread_id))
-            values = found.checkpoint["channel_values"] if found else {}
+            checkpoint = self._latest(record.thread_id)
+            if checkpoint is None:
+                continue
+            values = checkpoint["channel_values"]
             status = values.get("status", "unknown")
             if status == "running":
-                if record.workflow not in specs:
-                    specs[record.workflow] = self._spec_or_none(record.workflow)
-                spec = specs[record.workflow]
-                status = (envelope_of(record.thread_id, spec, values, None).status if spec
-                          else "awaiting_input")
+                try:
+                    spec = self._pinned(record.thread_id, values)
+                except (WorkflowNotFound, WorkflowInvalid):
+                    status = "unknown"
+                else:
+                    status = envelope_of(record.thread_id, spec, values, None).status
             out.append({"thread_id": record.thread_id, "workflow": record.workflow,
                         "status": status, "step": values.get("cursor"),
                         "created_at": record.created_at,
-                        "updated_at": found.checkpoint["ts"] if found else None})
+                        "updated_at": checkpoint["ts"]})
         return out
-
-    def _spec_or_none(self, name: str) -> WorkflowSpec | None:
-        try:
-            return self.workflow(name)
-        except CanalError:
-            return None
 
     # -- the services, as facade methods ------------------------------------------------
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from canal.checkpoints import Store
-from canal.errors import RunConflict, UsageError
+from canal.errors import RunConflict, RunNotFound, UsageError
 from canal.nodes.sensitive import TextSealer
 from canal.spec.models import WorkflowSpec
 
@@ -62,11 +62,13 @@ class Retention:
     def prune(self, older_than: timedelta, include_waiting: bool = False,
               now: datetime | None = None) -> dict[str, Any]:
         """Remove completed and aborted runs last changed before ``older_than`` ago (and,
-        only when asked, unfinished ones too), then the definitions no run uses any more."""
+        only when asked, unfinished ones too), the thread ids of starts that never finished
+        registered before then, and the definitions no run uses any more."""
         cutoff = (now or datetime.now(UTC)) - older_than
         removed, skipped, checkpoints = [], [], 0
         store = self.reader.store
-        for run in self.reader.runs():
+        runs = self.reader.runs()
+        for run in runs:
             finished = run["status"] in ("completed", "aborted")
             updated = run["updated_at"] or run["created_at"]
             if datetime.fromisoformat(updated) >= cutoff:
@@ -82,9 +84,41 @@ class Retention:
                 continue
             removed.append({k: run[k] for k in ("thread_id", "workflow", "status",
                                                 "updated_at")})
-        keep = {str(self.reader.values(r["thread_id"]).get("digest"))
-                for r in self.reader.runs()}
-        definitions = store.drop_definitions(keep)
+        unfinished = self._drop_unfinished_starts({r["thread_id"] for r in runs}, cutoff)
+        definitions = store.drop_definitions(self._digests_in_use())
         return {"status": "ok", "count": len(removed), "removed": removed,
                 "checkpoints_removed": checkpoints, "definitions_removed": definitions,
-                "kept_unfinished": skipped}
+                "kept_unfinished": skipped, "unfinished_starts_removed": unfinished}
+
+    def _drop_unfinished_starts(self, runs: set[str], cutoff: datetime) -> list[str]:
+        """Forget thread ids registered before ``cutoff`` by starts that never saved a run
+        (they failed or died in between; see ``Canal.values``), unless one is under way."""
+        store, dropped = self.reader.store, []
+        for record in store.records():
+            if record.thread_id in runs or datetime.fromisoformat(record.created_at) >= cutoff:
+                continue
+            try:
+                with store.lock(record.thread_id):
+                    if self._is_run(record.thread_id):  # it got its state meanwhile
+                        continue
+                    store.forget(record.thread_id)
+            except RunConflict:
+                continue
+            dropped.append(record.thread_id)
+        return dropped
+
+    def _is_run(self, thread_id: str) -> bool:
+        try:
+            self.reader.values(thread_id)
+        except RunNotFound:
+            return False
+        return True
+
+    def _digests_in_use(self) -> set[str]:
+        keep = set()
+        for run in self.reader.runs():
+            try:
+                keep.add(str(self.reader.values(run["thread_id"]).get("digest")))
+            except RunNotFound:  # removed meanwhile
+                continue
+        return keep

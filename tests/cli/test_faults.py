@@ -192,3 +192,27 @@ def test_mcp_kill_after_a_call_replays_its_outcome(cli, project, mcp_project):
     assert resumed.json["status"] == "awaiting_input"
     assert resumed.json["step"]["instructions"] == "Project 42 has role role-42."
     assert mcp_calls(mcp_project) == ["create_project", "create_role"]
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_a_start_killed_after_registering_leaves_no_run(cli, project, store,
+                                                        postgres_schema_url):
+    if store == "postgres":
+        cli.env["CANAL_CHECKPOINTER"] = postgres_schema_url()
+    for thread in ("again", "pruned"):
+        proc = subprocess.run([sys.executable, "-m", "canal", "start", "create-project",
+                               "--thread-id", thread], cwd=project,
+                              env={**cli.env, "CANAL_FAILPOINTS": "after-register"},
+                              capture_output=True, timeout=120)
+        assert proc.returncode == -signal.SIGKILL, proc.stderr
+    for args in (["current", "again"], ["abort", "again"], ["history", "again"]):
+        gone = cli(*args)
+        assert (gone.code, gone.json["error"]["code"]) == (4, "unknown_thread"), args
+        assert gone.json["error"]["message"].startswith("no run with thread id 'again'")
+    assert cli("runs").json["count"] == 0
+    assert cli("start", "create-project", "--thread-id", "again").json["status"] == \
+        "awaiting_input"
+    pruned = cli("prune", "--older-than", "0s")
+    assert pruned.code == 0 and pruned.json["unfinished_starts_removed"] == ["pruned"]
+    assert [r["thread_id"] for r in cli("runs").json["runs"]] == ["again"]
+    assert cli("start", "create-project", "--thread-id", "pruned").code == 0

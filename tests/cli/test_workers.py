@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections import Counter
 
 from tests.conftest import tool_calls
@@ -62,3 +63,31 @@ def test_four_workers_complete_many_runs_without_loss_or_duplication(cli, projec
     for thread in threads[:4]:
         kinds = [e["kind"] for e in cli("--checkpointer", url, "history", thread).json["entries"]]
         assert kinds == ["start", "submit", "tool", "tool", "acknowledge"]
+
+
+def test_a_pool_too_small_for_a_locked_write_is_a_config_error(cli, postgres_schema_url):
+    url = postgres_schema_url()
+    for size in ("1", "0", "101"):
+        began = time.monotonic()
+        refused = cli("--checkpointer", f"{url}&pool_size={size}", "start", "create-project")
+        assert (refused.code, refused.json["error"]["code"]) == (8, "config")
+        assert refused.json["error"]["message"] == (
+            "pool_size in the PostgreSQL URL must be from 2 to 100: a run's writer lock "
+            "holds one connection while its checkpoints and journal use another")
+        assert time.monotonic() - began < 5
+    assert cli("--checkpointer", url, "runs").json["count"] == 0
+
+
+def test_the_smallest_pool_serves_every_command(cli, project, postgres_schema_url):
+    url = postgres_schema_url() + "&pool_size=2&connect_timeout=3"
+    began = time.monotonic()
+    run = lambda *args: cli("--checkpointer", url, *args)  # noqa: E731
+    thread = run("start", "create-project").json["thread_id"]
+    env = run("advance", thread, "--gate-data", json.dumps({"project_name": "p",
+                                                            "host": "p.example.com"})).json
+    assert [e["tool"] for e in env["executed"]] == ["create_project", "create_role"]
+    other = run("start", "create-project").json["thread_id"]
+    assert run("abort", other).json["status"] == "aborted"
+    assert run("advance", thread).json["status"] == "completed"
+    assert run("prune", "--older-than", "0s").json["count"] == 2
+    assert time.monotonic() - began < 20

@@ -133,3 +133,22 @@ def test_a_run_waiting_for_confirmation_can_migrate(workflows, make, platform):
     assert env.status == "awaiting_input" and env.step.gate.keys() == {"confirm"}
     assert env.definition["changed"] is False
     assert make().advance("t", {"confirm": True}).step.instructions == "All gone."
+
+
+def test_migrating_away_a_pending_confirmation_calls_nothing(workflows, make, platform):
+    """The confirmation the run waits for stays asked: migrate calls no tool, and the call
+    happens once, on the next advance that confirms it."""
+    write_workflow(workflows, "w", steps())
+    make().start("w", thread_id="t")
+    make().advance("t", {"project_id": 7})
+    write_workflow(workflows, "w", steps(confirm=False))
+    env = make().migrate("t")
+    assert platform.calls("platform") == [] and env.executed == []
+    assert env.definition["changed"] is False
+    for now in (env, make().current("t")):
+        assert now.status == "awaiting_input" and now.step.id == "delete"
+        assert now.step.gate.keys() == {"confirm"} and now.errors == []
+        assert now.step.call["tool"] == "delete_project"
+    env = make().advance("t", {"confirm": True})
+    assert [e["tool"] for e in env.executed] == ["delete_project"]
+    assert len(platform.calls("platform")) == 1 and env.step.id == "done"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from datetime import datetime, timedelta, timezone
 
 import pytest
 import yaml
@@ -133,3 +134,58 @@ def test_a_run_stopped_mid_call_must_be_resolved_before_migrating(folder, make_c
     edit(folder, "04-summary.md", lambda f, b: (f, "changed"))
     with pytest.raises(RunStateError, match="stopped in the middle of step 'create-project'"):
         make_canal().migrate("t")
+
+
+LATER = datetime.now(timezone.utc) + timedelta(days=2)
+
+
+def test_runs_and_prune_survive_a_renamed_step_file(folder, make_canal, recorder):
+    canal = make_canal()
+    canal.start("create-project", thread_id="asking")
+    canal.start("create-project", thread_id="summing-up")
+    canal.advance("summing-up", VALID)
+    canal.start("create-project", thread_id="done")
+    canal.advance("done", VALID)
+    canal.advance("done")
+    # an ordinary rename: the step id comes from the file name
+    (folder / "references" / "04-summary.md").rename(folder / "references" / "04-wrap-up.md")
+
+    listed = {r["thread_id"]: (r["status"], r["step"]) for r in make_canal().runs()}
+    assert listed == {"asking": ("awaiting_input", "collect-project-info"),
+                      "summing-up": ("awaiting_input", "summary"),
+                      "done": ("completed", None)}
+    report = make_canal().prune(timedelta(days=1), now=LATER)
+    assert [r["thread_id"] for r in report["removed"]] == ["done"]
+    assert sorted(report["kept_unfinished"]) == ["asking", "summing-up"]
+    assert make_canal().advance("summing-up").status == "completed"
+
+
+def test_runs_reports_the_status_of_the_pinned_step_type(folder, make_canal, recorder):
+    canal = make_canal()
+    canal.start("create-project", thread_id="t")
+    canal.advance("t", VALID)
+    edit(folder, "04-summary.md", lambda f, b: ({
+        "type": "automated", "automation": {"tool": "create_role", "input_mapping": {}}}, b))
+    make_canal().workflow("create-project")  # the edited definition is valid
+    assert [(r["status"], r["step"]) for r in make_canal().runs()] == [
+        ("awaiting_input", "summary")]
+    assert make_canal().current("t").status == "awaiting_input"
+
+
+def test_a_run_whose_definition_was_not_saved_never_runs_another_one(folder, make_canal):
+    """A run saved before definitions were pinned uses the files on disk only while they are
+    the ones it started with."""
+    canal = make_canal()
+    canal.start("create-project", thread_id="t")
+    canal.store.drop_definitions(set())  # as an older canal left it
+    assert make_canal().current("t").step.id == "collect-project-info"  # disk == pinned
+    canal.store.drop_definitions(set())
+    edit(folder, "01-collect-project-info.md", lambda f, b: (f, "Reworded."))
+    for read in (lambda c: c.current("t"), lambda c: c.advance("t", VALID)):
+        with pytest.raises(WorkflowNotFound, match="no longer saved.*differs"):
+            read(make_canal())
+    assert [(r["status"], r["step"]) for r in make_canal().runs()] == [
+        ("unknown", "collect-project-info")]
+    shutil.rmtree(folder)
+    with pytest.raises(WorkflowNotFound, match="no longer saved.*gone"):
+        make_canal().current("t")

@@ -439,3 +439,34 @@ def test_canal_run_takes_a_secret_text_that_looks_like_json(cli, project):
     result = cli("run", "typed", stdin='{pa55"word\n')
     assert result.code == 0 and result.json["status"] == "completed", result.stderr
     assert "pa55" not in result.stdout + result.stderr
+
+
+def test_the_journal_keeps_a_keyed_digest_of_the_arguments(workflows, tmp_path, monkeypatch):
+    """An argument digest an attacker can recompute gives a short secret away (every 6-digit
+    PIN hashed in seconds): the journal keeps an HMAC under a key derived from canal's."""
+    import hashlib
+
+    write_workflow(workflows, "login", steps())
+    received: list[dict] = []
+    answer = {"user": "ann", "api_token": SECRET, "pin": 123456}
+    digests = []
+    for key in (new_key(), new_key(), None):
+        if key:  # two keys from the environment, then the home's key file
+            monkeypatch.setenv("CANAL_ENCRYPTION_KEY", key)
+        else:
+            monkeypatch.delenv("CANAL_ENCRYPTION_KEY")
+        with Canal(workflows=workflows, home=tmp_path / "h", tools=PythonTools(
+                {"connect": lambda **kw: (received.append(kw), {"echo": "ok"})[1]})) as canal:
+            thread = f"t{len(digests)}"
+            canal.start("login", thread_id=thread)
+            canal.advance(thread, answer)
+            digests.append(canal.store.call_record(thread, f"{thread}:connect:0")["digest"])
+    assert received[0] == received[1] == received[2]
+    plain = hashlib.sha256(json.dumps(received[0], sort_keys=True,
+                                      separators=(",", ":")).encode()).hexdigest()
+    assert all(plain not in d for d in digests)
+    assert len(set(digests)) == 3  # another key, another digest
+    assert digests[0].startswith("hmac-sha256:") and len(digests[0]) == len(digests[2])
+    for path in (tmp_path / "h").rglob("*"):
+        if path.is_file():
+            assert plain.encode() not in path.read_bytes(), path
