@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from canal.jsontypes import Checked, fits, json_type
+from canal.jsontypes import Checked, fits, json_type, unstorable
 from canal.spec.models import FieldSpec
 
 ACTION_GATE: dict[str, FieldSpec] = {
@@ -51,7 +51,8 @@ def check_gate(schema: Mapping[str, FieldSpec], submitted: Any) -> Checked:
             elif spec.default is not None:
                 check.data[name] = copy.deepcopy(spec.default)  # never share the spec's object
             continue
-        message = field_error(spec, value)
+        found = unstorable(value, name)  # no checkpointer could hold it
+        message = f"{found[0]}: {found[1]}" if found else field_error(spec, value)
         if message:
             check.errors.append({"field": name, "message": message})
         else:

@@ -212,9 +212,14 @@ def tool_result(tool: str, result: Any) -> Any:
     if not texts:
         return json_plain([c.model_dump(mode="json") for c in result.content], tool)
     try:
-        return json.loads(text)
+        parsed = json.loads(text, parse_constant=_not_json)
     except ValueError:
-        return text
+        return json_plain(text, tool)
+    return json_plain(parsed, tool)
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")  # NaN and Infinity: the text stays text
 
 
 def _reason(exc: BaseException, timeout: float) -> str:
