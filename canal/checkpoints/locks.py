@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from canal.checkpoints.contract import RunLock, conflict
+from canal.files import private_dir, private_file
 
 
 class Locks(RunLock, Protocol):
@@ -30,7 +31,8 @@ class FileLocks:
 
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.folder)
+        private_file(self.folder / thread_id)
         with open(self.folder / thread_id, "a") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
