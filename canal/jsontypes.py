@@ -82,6 +82,15 @@ def unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
     return None
 
 
+def unstorable_error(name: Any, value: Any) -> dict[str, str] | None:
+    """The error of submitted field ``name`` (in a ``Checked``) when it or its value is
+    ``unstorable``, else None."""
+    found = unstorable({name: value})
+    if found is None:
+        return None
+    return {"field": str(name), "message": ": ".join(filter(None, found))}
+
+
 def _why_unstorable(item: Any) -> str | None:
     if isinstance(item, bool):
         return None

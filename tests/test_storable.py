@@ -174,3 +174,28 @@ def test_mcp_tool_results_are_made_storable(tmp_path, toolbox, workflows):
     assert result["one"]["big"] == str(BIG)
     assert result["two"]["big"] == str(BIG)
     assert toolbox.calls("alpha")[-1]["arguments"] == {"big": str(BIG)}
+
+
+@pytest.mark.parametrize("extra, field, message", [
+    ({"undeclared": [BIG]}, "undeclared", "undeclared[0]: the integer"),
+    ({"x\ud800": 1}, "x\ud800", "a key holds a lone UTF-16 surrogate (\\ud800)"),
+])
+def test_undeclared_fields_are_held_to_it_too(process_cli, project, extra, field, message):
+    # a new process: its stdout, unlike a test's, cannot take a lone surrogate as it is
+    thread = process_cli("start", "create-project").json["thread_id"]
+    result = process_cli("advance", thread, "--gate-data", json.dumps({**VALID, **extra}))
+    assert result.code == 3 and result.json["status"] == "rejected"
+    assert [e["field"] for e in result.json["errors"]] == [field]
+    assert result.json["errors"][0]["message"].startswith(message)
+    assert process_cli("current", thread).json["step"]["id"] == "collect-project-info"
+
+
+def test_canal_call_sends_nothing_it_could_not_store(tmp_path, toolbox):
+    toolbox.add("alpha", MCP_TOOLS, timeout=20)
+    with Canal(workflows=tmp_path / "workflows", home=tmp_path / ".canal",
+               mcp_config=tmp_path / ".mcp.json") as canal:
+        canal.discover()
+        out = canal.call("structured", {"a": "x\ud800", "b": [BIG]})
+    assert out["status"] == "rejected" and [e["field"] for e in out["errors"]] == ["a", "b"]
+    assert out["errors"][0]["message"] == "a: the text holds a lone UTF-16 surrogate (\\ud800)"
+    assert toolbox.calls("alpha") == []
