@@ -12,7 +12,7 @@ A server with ``command`` is a stdio server (``args``, ``env``, ``cwd`` optional
 when ``type`` (or ``transport``) is ``sse``. ``"disabled": true`` leaves a server out. canal
 also reads ``timeout`` (seconds a tool call may take, default 60, at most a day). Keys other
 clients use (``alwaysAllow``, ``autoApprove``, ...) are ignored. ``${VAR}`` in ``env`` values
-and ``headers`` is expanded from canal's environment, once; a reference to a variable that
+and ``headers`` is expanded from canal's environment; a reference to a variable that
 is not set is sent as written, with a warning that names the variable, never the value.
 
 ``env`` and ``headers`` often hold secrets: they are never part of a message or ``repr``.
@@ -160,8 +160,8 @@ def _strings(value: Any, bad: Any, key: str) -> dict[str, str] | None:
 
 def _expanded(values: dict[str, str] | None,
               key: str) -> tuple[dict[str, str] | None, tuple[str, ...]]:
-    """``values`` with each ``${VAR}`` replaced by the variable, once (a variable's own text
-    is not expanded again), and a note of each reference to a variable that is not set."""
+    """``values`` with each ``${VAR}`` replaced by the variable, and a note of each
+    reference to a variable that is not set (left as written)."""
     if values is None:
         return None, ()
     unset: list[str] = []
