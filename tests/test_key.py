@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from canal import Canal, ConfigError, PythonTools
+from tests.conftest import project_steps, write_workflow
+
 
 def test_a_key_file_that_is_not_a_file_is_a_config_error(cli, project):
     (project / ".canal" / "key").mkdir(parents=True)
@@ -43,3 +48,16 @@ def test_the_key_from_the_environment_reads_runs_without_a_key_file(cli, project
     assert cli("advance", thread, "--gate-data", json.dumps(
         {"project_name": "p", "host": "p.example.com"})).json["status"] == "awaiting_input"
     assert not key.exists()
+
+
+def test_a_lost_key_over_postgresql_is_refused_too(workflows, tmp_path, postgres_schema_url):
+    write_workflow(workflows, "create-project", project_steps())
+    options = {"workflows": workflows, "home": tmp_path / "h", "tools": PythonTools({}),
+               "checkpointer": postgres_schema_url()}
+    with Canal(**options) as canal:
+        canal.start("create-project", thread_id="t")
+    (tmp_path / "h" / "key").unlink()
+    with pytest.raises(ConfigError, match="move the canal and checkpoint tables of the "
+                                          "database away"), Canal(**options) as canal:
+        canal.start("create-project", thread_id="u")
+    assert not (tmp_path / "h" / "key").exists()
