@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from canal.errors import ConfigError
-from canal.limits import Limits
+from canal.limits import Limits, too_many_digits
 
 CONFIG_FILE = "canal.yaml"
 _KEYS = ("workflows", "home", "checkpointer", "mcp_config", "python_tools", "limits")
@@ -42,6 +42,7 @@ class Settings:
 
 
 def _file_settings(cwd: Path) -> dict[str, Any]:
+    """``canal.yaml``'s settings, every value checked for its type and range here."""
     path = cwd / CONFIG_FILE
     if not path.is_file():
         return {}
@@ -51,17 +52,26 @@ def _file_settings(cwd: Path) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: is nested too deeply") from exc
+    except ValueError as exc:  # YAML's int() of a number longer than Python converts
+        raise ConfigError(f"{path}: {too_many_digits('it').message}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings")
-    unknown = sorted(set(data) - set(_KEYS))
+    unknown = sorted(str(k) for k in data if k not in _KEYS)
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)} "
                           f"(known: {', '.join(_KEYS)})")
+    for key in ("workflows", "home", "mcp_config", "checkpointer"):
+        if key in data and (not isinstance(data[key], str) or not data[key]):
+            kind = "a URL" if key == "checkpointer" else "a path"
+            raise ConfigError(f"{path}: {key} must be {kind} (a non-empty string)")
     tools = data.get("python_tools", {})
     if not isinstance(tools, dict) or not all(
         isinstance(k, str) and isinstance(v, str) and ":" in v for k, v in tools.items()
     ):
         raise ConfigError(f"{path}: python_tools maps tool names to 'module:function'")
+    data["limits"] = Limits.from_settings(data.get("limits"), str(path))
     return data
 
 
@@ -93,5 +103,5 @@ def load_settings(
                           f"sqlite:///{home_dir / 'state.db'}"),
         mcp_config=base / Path(pick(mcp_config, "CANAL_MCP_CONFIG", "mcp_config", ".mcp.json")),
         python_tools=dict(file.get("python_tools", {})),
-        limits=Limits.from_settings(file.get("limits")),
+        limits=file.get("limits", Limits()),
     )

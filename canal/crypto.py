@@ -2,8 +2,9 @@
 AES-256-GCM before it reaches a database (SQLite file and WAL, PostgreSQL rows).
 
 The key is ``CANAL_ENCRYPTION_KEY`` (32 bytes, URL-safe base64, as ``canal key`` prints),
-else the file ``<home>/key``, created on first write with owner-only permissions. A state
-written with one key and read with another, or read with no key at all, is a
+else the file ``<home>/key``, created on first write with owner-only permissions, but never
+while the store already holds runs (the key was lost: a new one could not read them). A
+state written with one key and read with another, or read with no key at all, is a
 ``ConfigError`` that says so, never garbage.
 """
 
@@ -14,10 +15,12 @@ import hashlib
 import hmac
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from canal.errors import ConfigError
+from canal.files import private_dir
 
 KEY_ENV = "CANAL_ENCRYPTION_KEY"
 CIPHER = "aesgcm"
@@ -45,11 +48,11 @@ def load_key(home: Path, create: bool) -> bytes | None:
     if os.environ.get(KEY_ENV):
         return _decode(os.environ[KEY_ENV], KEY_ENV)
     path = home / "key"
-    if path.is_file():
-        return _decode(path.read_text(encoding="ascii", errors="replace"), str(path))
+    if path.exists() or path.is_symlink():
+        return _read_key(path)
     if not create:
         return None
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(home)
     # Written aside, then linked into place: the key file appears whole or not at all, and
     # when two processes race, both end up with the one that was linked first.
     tmp = home / f".key.{os.getpid()}.{threading.get_ident()}"
@@ -62,7 +65,18 @@ def load_key(home: Path, create: bool) -> bytes | None:
         pass
     finally:
         tmp.unlink()
-    return _decode(path.read_text(encoding="ascii"), str(path))
+    return _read_key(path)
+
+
+def _read_key(path: Path) -> bytes:
+    if not path.is_file():
+        raise ConfigError(f"{path} is not a file: the key file must be a file holding the key "
+                          f"(or set {KEY_ENV})")
+    try:
+        text = path.read_text(encoding="ascii", errors="replace")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the key file {path}: {exc.strerror}") from exc
+    return _decode(text, str(path))
 
 
 class Sealer:
@@ -81,6 +95,21 @@ class Sealer:
         sealer = cls(Path("."))
         sealer._key = os.urandom(32)
         return sealer
+
+    def refuse_new_key(self, has_state: Callable[[], bool], state: str) -> None:
+        """ConfigError when there is no key yet but ``has_state()`` says encrypted state
+        exists: a new key would be made on the next write, and the old state could never be
+        read again. ``state`` says where it is (for a person who wants to start afresh)."""
+        if self._key is not None or os.environ.get(KEY_ENV):
+            return
+        path = self._home / "key"
+        if path.exists() or path.is_symlink() or not has_state():
+            return
+        raise ConfigError(
+            f"there is no encryption key ({path} is missing and {KEY_ENV} is not set), but "
+            f"the state holds encrypted runs that a new key could never read: restore {path} "
+            f"or set {KEY_ENV} to the key they were written with; to start afresh instead, "
+            f"move {state} away")
 
     def _secret(self, create: bool) -> bytes:
         with self._lock:

@@ -8,14 +8,16 @@ Workflow files are limited by the loader (``MAX_FILE_BYTES``, ``MAX_FRONT_MATTER
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from canal.errors import LimitExceeded, UsageError
+from canal.errors import ConfigError, LimitExceeded, UsageError
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FRONT_MATTER_BYTES = 64 * 1024
+MAX_LIMIT = 2**31 - 1  # any limit above this is no limit at all
 
 
 @dataclass(frozen=True)
@@ -25,17 +27,22 @@ class Limits:
     depth: int = 32
 
     @classmethod
-    def from_settings(cls, raw: Mapping[str, Any] | None) -> Limits:
-        from canal.errors import ConfigError
-
-        raw = dict(raw or {})
-        unknown = sorted(set(raw) - {"data_bytes", "string_length", "depth"})
+    def from_settings(cls, raw: Any, source: str = "canal.yaml") -> Limits:
+        """The limits under ``limits:`` in ``source`` (None: the defaults), or ConfigError."""
+        if raw is None:
+            return cls()
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{source}: limits must be a mapping of limit names to numbers "
+                              "(data_bytes, string_length, depth)")
+        unknown = sorted(str(k) for k in raw if k not in ("data_bytes", "string_length", "depth"))
         if unknown:
-            raise ConfigError(f"canal.yaml: limits: unknown key(s) {', '.join(unknown)} "
+            raise ConfigError(f"{source}: limits: unknown key(s) {', '.join(unknown)} "
                               "(known: data_bytes, string_length, depth)")
         for key, value in raw.items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"canal.yaml: limits.{key} must be a whole number above 0")
+            if isinstance(value, bool) or not isinstance(value, int) \
+                    or not 1 <= value <= MAX_LIMIT:
+                raise ConfigError(f"{source}: limits.{key} must be a whole number from 1 to "
+                                  f"{MAX_LIMIT}")
         return cls(**raw)
 
 
@@ -51,8 +58,40 @@ def parse_json(text: str, source: str, limits: Limits) -> Any:
         raise LimitExceeded(f"{source} is nested too deeply") from exc
     except json.JSONDecodeError as exc:
         raise UsageError(f"{source} is not valid JSON: {exc}") from exc
+    except ValueError as exc:  # the only other: an integer Python will not convert
+        raise too_many_digits(source) from exc
     check(value, source, limits)
     return value
+
+
+def too_many_digits(source: str) -> LimitExceeded:
+    """The error for a number longer than Python converts (``sys.get_int_max_str_digits``)."""
+    return LimitExceeded(f"{source} holds a number of more than "
+                         f"{sys.get_int_max_str_digits()} digits")
+
+
+def read_limited(path: str, source: str, limits: Limits) -> str:
+    """The text of file ``path`` (``-``: standard input), of which no more than the limit
+    (``limits.data_bytes``) and one byte is ever read: an endless input is refused, not
+    read into memory."""
+    most = limits.data_bytes + 1
+    try:
+        if path == "-":
+            stdin = getattr(sys.stdin, "buffer", None)  # a text stream without one: a test's
+            data = stdin.read(most) if stdin is not None else sys.stdin.read(most).encode(
+                "utf-8", "surrogatepass")
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(most)
+    except OSError as exc:
+        raise UsageError(f"{source}: cannot read {path}: {exc}") from exc
+    if len(data) >= most:
+        raise LimitExceeded(f"{source} is larger than {limits.data_bytes} bytes "
+                            "(limits.data_bytes in canal.yaml)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{source}: {path} is not UTF-8 text: {exc}") from exc
 
 
 def check(value: Any, source: str, limits: Limits) -> None:

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import resource
+import subprocess
+import sys
 
 import pytest
 
 from canal import Canal, ConfigError, PythonTools
 from canal.errors import LimitExceeded
 from canal.spec import check_workflow
-from tests.conftest import project_steps, write_workflow
+from tests.conftest import ROOT, project_steps, write_workflow
 
 
 @pytest.fixture
@@ -58,7 +62,7 @@ def test_limits_come_from_canal_yaml(tmp_path, workflows):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("limits: {data_bytes: 0}\n", "limits.data_bytes must be a whole number above 0"),
+    ("limits: {data_bytes: 0}\n", "limits.data_bytes must be a whole number from 1 to 2147483647"),
     ("limits: {size: 3}\n", "limits: unknown key(s) size"),
 ])
 def test_bad_limits(tmp_path, text, message):
@@ -71,7 +75,7 @@ def test_bad_limits(tmp_path, text, message):
 
 @pytest.mark.parametrize("args, stdin, message", [
     (["--gate-file", "-"], json.dumps({"project_name": "x" * 300_000}),
-     "--gate-file is 300020 bytes; the limit is 262144"),
+     "--gate-file is larger than 262144 bytes"),
     (["--gate-data", "[" * 50_000 + "]" * 50_000], None, "--gate-data is nested too deeply"),
 ])
 def test_oversized_input_on_the_command_line(cli, project, args, stdin, message):
@@ -110,3 +114,62 @@ def test_a_workflow_folder_that_links_outside_is_not_found(workflows, tmp_path):
     with pytest.raises(Exception, match="no workflow 'evil'"):
         canal.start("evil")
     assert not (tmp_path / ".canal").exists()
+
+
+def _in_one_gib(*args: str, cwd, stdin=None) -> subprocess.CompletedProcess:
+    """``canal ARGS`` in a new process that may use at most 1 GiB of address space, so a
+    command that reads an endless input runs out of memory quickly instead of taking the
+    machine's."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "canal", *args], cwd=cwd, env=env,
+                          stdin=stdin, capture_output=True, text=True, timeout=120,
+                          preexec_fn=limit)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--gate-file", "/dev/zero"], "--gate-file is larger than 262144 bytes"),
+    (["--gate-file", "-"], "--gate-file is larger than 262144 bytes"),
+])
+def test_an_endless_gate_file_or_stdin_is_read_only_up_to_the_limit(cli, project, args,
+                                                                   message):
+    thread = cli("start", "create-project").json["thread_id"]
+    with open("/dev/zero", "rb") as zeros:
+        proc = _in_one_gib("advance", thread, *args, cwd=project, stdin=zeros)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["error"] == {
+        "code": "limit", "message": message + " (limits.data_bytes in canal.yaml)"}
+    assert cli("current", thread).json["step"]["id"] == "collect-project-info"
+
+
+def test_an_endless_answers_file_is_read_only_up_to_the_limit(cli, project):
+    proc = _in_one_gib("run", "create-project", "--answers", "/dev/zero", cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["error"]["message"] == (
+        "--answers is larger than 262144 bytes (limits.data_bytes in canal.yaml)")
+
+
+DIGITS = "7" * 5000
+
+
+@pytest.mark.parametrize("args, message", [
+    (["advance", "THREAD", "--gate-data", f'{{"quota": {DIGITS}}}'],
+     "--gate-data holds a number of more than 4300 digits"),
+    (["advance", "THREAD", "--gate-file", "-"],
+     "--gate-file holds a number of more than 4300 digits"),
+    (["call", "anything", "--args", f"[{DIGITS}]"],
+     "--args holds a number of more than 4300 digits"),
+    (["run", "create-project", "--answers", "answers.yaml"],
+     "--answers holds a number of more than 4300 digits"),
+])
+def test_a_number_too_long_for_python_is_a_limit_error(cli, project, args, message):
+    thread = cli("start", "create-project").json["thread_id"]
+    (project / "answers.yaml").write_text(f"collect-project-info: {{quota: {DIGITS}}}\n")
+    args = [thread if a == "THREAD" else a for a in args]
+    result = cli(*args, stdin=f'{{"quota": {DIGITS}}}')
+    assert result.code == 2 and result.json["error"]["code"] == "limit"
+    assert result.json["error"]["message"] == message
+    assert cli("current", thread).json["step"]["id"] == "collect-project-info"

@@ -57,6 +57,7 @@ from canal.checkpoints.contract import (
     seal,
     unseal,
 )
+from canal.crypto import Sealer
 from canal.errors import ConfigError
 
 __all__ = ["CallJournal", "Definitions", "RunLock", "RunRecord", "RunRegistry", "Store",
@@ -65,22 +66,33 @@ __all__ = ["CallJournal", "Definitions", "RunLock", "RunRecord", "RunRegistry", 
 
 def open_store(url: Any, sealer: Any = None, *, home: str | Path | None = None) -> Store:
     """The store for a checkpointer URL or a LangGraph saver object; a bad URL is a
-    ConfigError, and so is a saver object with no ``home`` for canal's side file."""
+    ConfigError, and so is a saver object with no ``home`` for canal's side file, and a
+    ``Sealer`` with no key over a store that holds runs (``Sealer.refuse_new_key``)."""
+    store, sealed = _open(url, sealer, home)
+    if sealed is not None and isinstance(sealer, Sealer):
+        sealer.refuse_new_key(lambda: bool(store.records()), sealed)
+    return store
+
+
+def _open(url: Any, sealer: Any, home: str | Path | None) -> tuple[Store, str | None]:
+    """The store, and where it keeps the state it seals whole, so that a run there means
+    sealed state (in words that hold no password); None for the others (a saver object
+    passed in keeps its own serializer, ``memory:`` dies with the process)."""
     if not isinstance(url, str):
-        return _saver_object_store(url, sealer, home)
+        return _saver_object_store(url, sealer, home), None
     if url in ("memory", "memory:", "memory://"):
         from canal.checkpoints.memory import memory_store
 
-        return memory_store()
+        return memory_store(), None
     if url.startswith(("postgresql://", "postgres://")):
         from canal.checkpoints.postgres import postgres_store
 
-        return postgres_store(url, sealer)
+        return postgres_store(url, sealer), "the canal and checkpoint tables of the database"
     path = url.removeprefix("sqlite:///")
     if path != url or (":" not in url and url.endswith((".db", ".sqlite", ".sqlite3"))):
         from canal.checkpoints.sqlite import sqlite_store
 
-        return sqlite_store(path, sealer)
+        return sqlite_store(path, sealer), path
     raise ConfigError(
         f"checkpointer {url!r} is not a supported URL (use sqlite:///path.db, memory: "
         "or postgresql://...)"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from canal.checkpoints.contract import RunLock, conflict
+from canal.files import private_dir, private_file
 
 
 class Locks(RunLock, Protocol):
@@ -31,8 +32,9 @@ class FileLocks:
 
     @contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.folder)
         path = self.folder / thread_id
+        private_file(path)
         with open(path, "a") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

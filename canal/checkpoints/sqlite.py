@@ -13,13 +13,14 @@ from canal.checkpoints.locks import FileLocks
 from canal.checkpoints.store import CanalStore
 from canal.checkpoints.tables import SQLITE, Tables
 from canal.errors import ConfigError
+from canal.files import private_dir, private_file
 
 SIDE_FILE = "canal.db"
 
 
 class SqliteDatabase:
-    """One ``sqlite3`` connection, shared by threads. With a path, the file (and its private
-    folder) is made on the first write: a read before that sees an empty database and
+    """One ``sqlite3`` connection, shared by threads. With a path, the file (owner-only, in
+    an owner-only folder) is made on the first write: a read before that sees an empty database and
     creates nothing. With no path, the database lives in memory as long as this object."""
 
     def __init__(self, path: Path | None) -> None:
@@ -42,7 +43,8 @@ class SqliteDatabase:
             conn = sqlite3.connect(":memory:", check_same_thread=False)
         else:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                private_dir(self.path.parent)
+                private_file(self.path)  # SQLite gives its -wal and -shm files this mode
                 conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
                 conn.execute("PRAGMA journal_mode=WAL")
             except (OSError, sqlite3.Error) as exc:

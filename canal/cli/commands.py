@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from canal.errors import UsageError
-from canal.limits import parse_json
+from canal.limits import parse_json, read_limited
 
 
 def _canal(args: argparse.Namespace) -> Any:
@@ -23,15 +23,7 @@ def _gate_data(args: argparse.Namespace, limits: Any) -> Any:
     if args.gate_data is not None and args.gate_file is not None:
         raise UsageError("give --gate-data or --gate-file, not both")
     if args.gate_file is not None:
-        source = "--gate-file"
-        try:
-            if args.gate_file == "-":
-                text = sys.stdin.read()
-            else:
-                with open(args.gate_file, encoding="utf-8") as handle:
-                    text = handle.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--gate-file: cannot read {args.gate_file}: {exc}") from exc
+        source, text = "--gate-file", read_limited(args.gate_file, "--gate-file", limits)
     elif args.gate_data is not None:
         source, text = "--gate-data", args.gate_data
     else:

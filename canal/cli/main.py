@@ -74,7 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def emit(document: Any, pretty: bool) -> None:
     text = json.dumps(document, ensure_ascii=False, indent=2 if pretty else None)
-    sys.stdout.write(text + "\n")
+    try:
+        sys.stdout.write(text + "\n")
+    except UnicodeEncodeError:  # text stdout cannot take (a lone surrogate): escape it all
+        sys.stdout.write(json.dumps(document, indent=2 if pretty else None) + "\n")
     sys.stdout.flush()
 
 

@@ -16,10 +16,10 @@ import getpass
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from canal.errors import UsageError
+from canal.limits import Limits, read_limited, too_many_digits
 
 Ask = Callable[[str, bool], str]
 
@@ -40,12 +40,17 @@ def ask_line(prompt: str, secret: bool) -> str:
     return line.rstrip("\n")
 
 
-def load_answers(path: str) -> dict[str, Any]:
+def load_answers(path: str, limits: Limits) -> dict[str, Any]:
     import yaml
 
+    text = read_limited(path, "--answers", limits)
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise UsageError(f"--answers: cannot read {path}: {_unquoted(exc)}") from exc
+    except ValueError as exc:  # YAML's int() of a number longer than Python converts
+        if "integer string conversion" in str(exc):
+            raise too_many_digits("--answers") from exc
         raise UsageError(f"--answers: cannot read {path}: {_unquoted(exc)}") from exc
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise UsageError(f"--answers: {path} must map step ids to objects of field values")
@@ -138,7 +143,7 @@ def show(env: dict[str, Any]) -> None:
 
 def drive(canal: Any, args: argparse.Namespace, ask: Ask = ask_line) -> dict[str, Any]:
     """Run or resume a workflow to its end (or to a scripted run's missing answer)."""
-    answers = load_answers(args.answers) if args.answers else None
+    answers = load_answers(args.answers, canal.settings.limits) if args.answers else None
     if args.thread_id and canal.has_run(args.thread_id):
         env = canal.current(args.thread_id).to_json()
     else:

@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
+from canal.graphs.guard import guarded
 from canal.graphs.state import RunInput, RunState
 from canal.nodes.automated import automated, recovery
 from canal.nodes.base import BEGIN, COMPENSATE, call_node, recovery_node
@@ -57,12 +58,12 @@ def build_graph(spec: WorkflowSpec, deps: Deps) -> StateGraph:
 
 def compile_graph(spec: WorkflowSpec, deps: Deps, checkpointer: Any = None) -> Any:
     """``build_graph(spec, deps)`` compiled with ``checkpointer`` (None: the parent graph's
-    or LangGraph Server's).
+    or LangGraph Server's), refusing input no checkpointer can store (``guard``).
 
     With a checkpointer of its own, the graph saves every step before the next begins
     (``durability="sync"``, what survives a kill -9) unless the caller asks otherwise.
     """
-    graph = build_graph(spec, deps).compile(checkpointer=checkpointer, name=spec.name)
+    graph = guarded(build_graph(spec, deps).compile(checkpointer=checkpointer, name=spec.name))
     if checkpointer is None:
         return graph
     try:

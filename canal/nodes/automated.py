@@ -50,6 +50,7 @@ from canal.nodes.keys import call_key, safe_to_repeat
 from canal.nodes.sensitive import TextSealer, open_gate
 from canal.spec.models import RetrySpec, StepSpec, WorkflowSpec
 from canal.spec.templates import resolve, state_lookup
+from canal.tools.client import prepare
 
 
 def _digest(arguments: Any, sealer: TextSealer) -> str:
@@ -131,7 +132,7 @@ def journaled(call: Call, deps: Deps, thread: str, key: str, arguments: dict[str
             "in_flight": True}
     # Starting a server sends nothing, so it is retried whatever the tool, and the call is
     # journaled as sent only once the server is ready.
-    ready, starts = with_retries(call, deps, lambda: _prepare(deps.tools, call.tool), True)
+    ready, starts = with_retries(call, deps, lambda: prepare(deps.tools, call.tool), True)
     if not ready["ok"]:
         return ready, ({"tries": starts} if starts else {})
     if known is None:
@@ -143,13 +144,6 @@ def journaled(call: Call, deps: Deps, thread: str, key: str, arguments: dict[str
     deps.journal.call_finished(thread, key, outcome)
     failpoint(f"after-call:{call.point}")
     return outcome, ({"tries": tries} if tries else {}) | ({"resent": True} if known else {})
-
-
-def _prepare(tools: Any, tool: str) -> None:
-    """``tools.prepare(tool)``; a client written before ``prepare`` existed skips it."""
-    prepare = getattr(tools, "prepare", None)
-    if prepare is not None:
-        prepare(tool)
 
 
 def with_retries(call: Call, deps: Deps, action: Callable[[], Any],

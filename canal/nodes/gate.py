@@ -1,7 +1,8 @@
 """Gate checks: does submitted data complete a step?
 
 Rules, in order (DESIGN.md §3): the submission must be a JSON object; undeclared fields
-are dropped and reported; ``null`` counts as absent; required fields that are absent are
+are dropped and reported; a value no checkpointer can hold (``jsontypes.unstorable``) is an
+error, dropped or not; ``null`` counts as absent; required fields that are absent are
 listed as missing; present fields are checked for type, enum, pattern and bounds; optional
 absent fields with a default receive it. Any missing field or error rejects the whole
 submission, and a rejection never reaches the graph.
@@ -14,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from canal.jsontypes import Checked, fits, json_type
+from canal.jsontypes import Checked, fits, json_type, unstorable_error
 from canal.spec.models import FieldSpec
 
 ACTION_GATE: dict[str, FieldSpec] = {
@@ -43,6 +44,9 @@ def check_gate(schema: Mapping[str, FieldSpec], submitted: Any) -> Checked:
     for name in submitted:
         if name not in schema:
             check.dropped.append(str(name))
+            error = unstorable_error(name, submitted[name])  # the graph stores input as sent
+            if error:
+                check.errors.append(error)
     for name, spec in schema.items():
         value = submitted.get(name)
         if value is None:
@@ -51,7 +55,8 @@ def check_gate(schema: Mapping[str, FieldSpec], submitted: Any) -> Checked:
             elif spec.default is not None:
                 check.data[name] = copy.deepcopy(spec.default)  # never share the spec's object
             continue
-        message = field_error(spec, value)
+        error = unstorable_error(name, value)  # no checkpointer could hold it
+        message = error["message"] if error else field_error(spec, value)
         if message:
             check.errors.append({"field": name, "message": message})
         else:

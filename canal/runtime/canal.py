@@ -36,7 +36,7 @@ from canal.spec.loader import check_name, digest_of, list_workflows, workflow_di
 from canal.spec.models import WorkflowSpec
 from canal.spec.validate import load_files, load_workflow
 from canal.tools.cache import ToolCache
-from canal.tools.client import PythonTools, ToolClient
+from canal.tools.client import PythonTools, StorableResults, ToolClient
 from canal.tools.routed import RoutedTools
 
 FINISHED = ("completed", "aborted")
@@ -166,11 +166,11 @@ class Canal:
     def _deps(self, spec: WorkflowSpec) -> Any:
         from canal.nodes.deps import Deps
 
-        tools = self.tools
+        tools: ToolClient = StorableResults(self.tools)  # results every store can hold
         if spec.servers is not None:
             from canal.tools.routed import FencedTools
 
-            tools = FencedTools(self.tools, spec.servers, spec.name)
+            tools = FencedTools(tools, spec.servers, spec.name)
         return Deps(tools=tools, journal=self.store, registry=self.store, sealer=self.sealer)
 
     def _graph(self, spec: WorkflowSpec) -> Any:

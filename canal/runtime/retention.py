@@ -21,7 +21,10 @@ def parse_age(text: str) -> timedelta:
     if not match:
         raise UsageError(f"age {text!r} is not a number with a unit (s, m, h, d, w), "
                          "e.g. 30d")
-    return timedelta(**{_UNITS[match[2]]: int(match[1])})
+    try:
+        return timedelta(**{_UNITS[match[2]]: int(match[1])})
+    except (OverflowError, ValueError) as exc:  # past timedelta's range, or Python's digits
+        raise UsageError(f"age {text[:40]!r} is more than {timedelta.max.days} days") from exc
 
 
 class RunReader(Protocol):

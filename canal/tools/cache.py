@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from canal.errors import ToolNotFound
+from canal.files import private_dir
+from canal.files import write_private as _write
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 
@@ -101,7 +102,7 @@ class ToolCache:
     def save(self, tools: list[ToolMeta], rules: dict[str, str], stale: list[str],
              index_markdown: str) -> None:
         """Write every tool's files, remove those of ``stale`` tools, then the indexes."""
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.folder)
         for meta in tools:
             _write(self._meta_path(meta.name), json.dumps(asdict(meta), indent=2) + "\n")
             _write(self.rules_path(meta.name), rules[meta.name])
@@ -119,13 +120,6 @@ class ToolCache:
 def _has_manual_lines(text: str) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#")
                and not line.rstrip().endswith("#auto") for line in text.splitlines())
-
-
-def _write(path: Path, text: str) -> None:
-    """Replace ``path`` atomically, so a reader never sees half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def index_markdown(workflows: list[tuple[str, str]], tools: list[ToolMeta]) -> str:

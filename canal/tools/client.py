@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from canal.errors import ToolError
+from canal.jsontypes import INT64_MAX, INT64_MIN
 
 
 @runtime_checkable
@@ -52,11 +53,64 @@ class ToolClient(Protocol):
 
 
 def json_plain(value: Any, tool: str) -> Any:
-    """``value`` as JSON-plain data (what every checkpointer can store), or ToolError."""
+    """``value`` as JSON-plain data that every checkpointer can store, or ToolError.
+
+    The call has happened, so what LangGraph's serializer cannot write is kept in a safe
+    form rather than lost: an integer outside 64 bits becomes its decimal digits (a string),
+    a lone UTF-16 surrogate becomes U+FFFD. What is not JSON data at all (NaN, infinity, an
+    integer too long to write as text, other objects) is a ToolError.
+    """
     try:
-        return json.loads(json.dumps(value, allow_nan=False))
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise ToolError(f"{tool}: the result is not JSON data ({exc})", tool=tool) from exc
+    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return json.loads(text, parse_int=_int64_or_digits)
+
+
+def _int64_or_digits(digits: str) -> int | str:
+    number = int(digits)
+    return number if INT64_MIN <= number <= INT64_MAX else digits
+
+
+def prepare(tools: Any, tool: str) -> None:
+    """``tools.prepare(tool)``; a client written before ``prepare`` existed skips it."""
+    method = getattr(tools, "prepare", None)
+    if method is not None:
+        method(tool)
+
+
+class Delegating:
+    """A ``ToolClient`` that passes everything on to ``inner``; subclasses change ``call``."""
+
+    def __init__(self, inner: ToolClient) -> None:
+        self.inner = inner
+
+    def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
+        return self.inner.call(tool, arguments, timeout)
+
+    def prepare(self, tool: str) -> None:
+        prepare(self.inner, tool)
+
+    def safe_to_repeat(self, tool: str) -> bool:
+        return self.inner.safe_to_repeat(tool)
+
+    def destructive(self, tool: str) -> bool:
+        return self.inner.destructive(tool)
+
+    def server_of(self, tool: str) -> str | None:
+        return self.inner.server_of(tool)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class StorableResults(Delegating):
+    """Any ``ToolClient``, its results made storable by ``json_plain``: what a workflow's
+    steps call through, so a client passed in by a user is held to it too."""
+
+    def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
+        return json_plain(self.inner.call(tool, arguments, timeout), tool)
 
 
 class PythonTools:

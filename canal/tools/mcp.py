@@ -24,6 +24,7 @@ from canal.errors import ToolError
 from canal.tools.client import json_plain
 from canal.tools.servers import ServerConfig
 
+_log = logging.getLogger("canal.tools")
 _GRACE = 10.0  # seconds on top of a server's timeout before canal stops waiting itself
 
 
@@ -89,9 +90,11 @@ class McpConnections:
         # The SDK warns on stderr about every call to a tool it has not listed; canal
         # reports failures itself.
         logging.getLogger("mcp").setLevel(logging.ERROR)
+        _hide_env_warnings()
         self.servers = servers
         self._loop: _Loop | None = None
         self._sessions: dict[str, _Session] = {}
+        self._warned: set[str] = set()
 
     def _run(self, coro: Any, timeout: float) -> Any:
         if self._loop is None:
@@ -125,6 +128,10 @@ class McpConnections:
         answer in time) are marked transient, an error the tool itself reports is not.
         """
         config = self._config(server)
+        if config.unset and server not in self._warned:
+            self._warned.add(server)  # named, never shown: the value may hold a secret
+            _log.warning("MCP server %r: %s, which is not set (sent as written)", server,
+                         "; ".join(config.unset))
         limit = timeout or config.timeout
 
         async def run() -> Any:
@@ -207,6 +214,21 @@ class McpConnections:
             self._loop = None
 
 
+class _NoEnvValues(logging.Filter):
+    """Drops the adapter's warning about a ``${VAR}`` left in an ``env`` value: it prints
+    the value, which may be a secret. canal expands ``env`` itself and warns about the
+    variables that are not set by name only."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "env[" not in str(record.msg)
+
+
+def _hide_env_warnings() -> None:
+    logger = logging.getLogger("langchain_mcp_adapters.sessions")
+    if not any(isinstance(f, _NoEnvValues) for f in logger.filters):
+        logger.addFilter(_NoEnvValues())
+
+
 def tool_result(tool: str, result: Any) -> Any:
     """A ``CallToolResult`` as canal stores it: ``structuredContent``, else the text parsed as
     JSON when it parses, else the text; ``isError`` raises ToolError with the text."""
@@ -220,9 +242,14 @@ def tool_result(tool: str, result: Any) -> Any:
     if not texts:
         return json_plain([c.model_dump(mode="json") for c in result.content], tool)
     try:
-        return json.loads(text)
+        parsed = json.loads(text, parse_constant=_not_json)
     except ValueError:
-        return text
+        return json_plain(text, tool)
+    return json_plain(parsed, tool)
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")  # NaN and Infinity: the text stays text
 
 
 def _reason(exc: BaseException, timeout: float) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from canal.jsontypes import Checked, fits, json_type
+from canal.jsontypes import Checked, fits, json_type, unstorable_error
 from canal.tools.cache import ToolMeta
 from canal.tools.rules import RuleSet, enum_values, parse_rules
 
@@ -100,6 +100,10 @@ def check_arguments(meta: ToolMeta, rules: RuleSet, arguments: Any) -> Checked:
     if not isinstance(arguments, Mapping):
         check.errors.append({"field": "", "message":
                              f"expected a JSON object, got {json_type(arguments)}"})
+        return check
+    # what canal could not store, it does not send either (a lone surrogate cannot be sent)
+    check.errors = [e for e in (unstorable_error(n, v) for n, v in arguments.items()) if e]
+    if check.errors:
         return check
     props, required = _properties(meta)
     if not props:  # the tool declares no fields: nothing to check against

@@ -13,7 +13,7 @@ from typing import Any
 
 from canal.errors import ConfigError, NotFound, ToolError
 from canal.tools.cache import ToolCache
-from canal.tools.client import PythonTools, ToolClient
+from canal.tools.client import Delegating, PythonTools, ToolClient
 
 
 class RoutedTools:
@@ -89,14 +89,15 @@ class RoutedTools:
             self._mcp = None
 
 
-class FencedTools:
+class FencedTools(Delegating):
     """A client that refuses tools living on servers a workflow did not allow.
 
     Python tools (configured by whoever runs canal) are not on a server and pass.
     """
 
     def __init__(self, inner: ToolClient, servers: tuple[str, ...], workflow: str) -> None:
-        self.inner, self.servers, self.workflow = inner, servers, workflow
+        super().__init__(inner)
+        self.servers, self.workflow = servers, workflow
 
     def _check(self, tool: str) -> None:
         server = self.inner.server_of(tool)
@@ -111,16 +112,4 @@ class FencedTools:
 
     def prepare(self, tool: str) -> None:
         self._check(tool)
-        self.inner.prepare(tool)
-
-    def safe_to_repeat(self, tool: str) -> bool:
-        return self.inner.safe_to_repeat(tool)
-
-    def destructive(self, tool: str) -> bool:
-        return self.inner.destructive(tool)
-
-    def server_of(self, tool: str) -> str | None:
-        return self.inner.server_of(tool)
-
-    def close(self) -> None:
-        self.inner.close()
+        super().prepare(tool)

@@ -10,9 +10,10 @@ The file is the one Claude Code, Claude Desktop and Cursor read::
 A server with ``command`` is a stdio server (``args``, ``env``, ``cwd`` optional; a relative
 ``cwd`` is taken from the file's folder). A server with ``url`` speaks streamable HTTP, or SSE
 when ``type`` (or ``transport``) is ``sse``. ``"disabled": true`` leaves a server out. canal
-also reads ``timeout`` (seconds a tool call may take, default 60). Other keys other clients
-use (``alwaysAllow``, ``autoApprove``, ...) are ignored. ``${VAR}`` in ``env`` values and
-``headers`` is expanded from canal's environment.
+also reads ``timeout`` (seconds a tool call may take, default 60, at most a day). Keys other
+clients use (``alwaysAllow``, ``autoApprove``, ...) are ignored. ``${VAR}`` in ``env`` values
+and ``headers`` is expanded from canal's environment; a reference to a variable that
+is not set is sent as written, with a warning that names the variable, never the value.
 
 ``env`` and ``headers`` often hold secrets: they are never part of a message or ``repr``.
 """
@@ -27,9 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from canal.errors import ConfigError
+from canal.limits import too_many_digits
 
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 86400  # a day: longer is no limit, and overflows the clocks that enforce it
+_REFERENCE = re.compile(r"\$\{([^}]+)\}")
 _HTTP_TYPES = {"http": "streamable_http", "streamable-http": "streamable_http",
                "streamable_http": "streamable_http", "sse": "sse"}
 
@@ -47,6 +51,7 @@ class ServerConfig:
     url: str | None = None
     headers: dict[str, str] | None = field(default=None, repr=False)
     timeout: float = DEFAULT_TIMEOUT
+    unset: tuple[str, ...] = ()          # "env TOKEN uses ${TOKEN}", a variable not set
 
     def connection(self) -> dict[str, Any]:
         """The connection dict ``langchain_mcp_adapters.sessions.create_session`` takes."""
@@ -80,6 +85,10 @@ def load_servers(path: Path) -> dict[str, ServerConfig]:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: is nested too deeply") from exc
+    except ValueError as exc:  # an integer longer than Python converts
+        raise ConfigError(f"{path}: {too_many_digits('it').message}") from exc
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise ConfigError(f"{path}: expected an object with an 'mcpServers' object")
@@ -99,12 +108,17 @@ def _server(path: Path, name: str, entry: Any) -> ServerConfig | None:
         raise bad("a server name is letters, digits, '_' and '-' (at most 64)")
     if not isinstance(entry, dict):
         raise bad("expected an object")
+    if not isinstance(entry.get("disabled", False), bool):
+        raise bad("disabled must be true or false")
     if entry.get("disabled") is True:
         return None
     timeout = entry.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise bad("timeout is a number of seconds greater than 0")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
+            or not 0 < timeout <= MAX_TIMEOUT:
+        raise bad(f"timeout is a number of seconds from 0 (exclusive) to {MAX_TIMEOUT}")
     kind = entry.get("type", entry.get("transport"))
+    if kind is not None and not isinstance(kind, str):
+        raise bad("type must be a string (stdio, http, streamable-http or sse)")
     if "command" in entry:
         if kind not in (None, "stdio"):
             raise bad(f"a server with 'command' is a stdio server, not {kind!r}")
@@ -113,14 +127,14 @@ def _server(path: Path, name: str, entry: Any) -> ServerConfig | None:
             raise bad("command must be a non-empty string")
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise bad("args must be a list of strings")
-        env = _strings(entry.get("env"), bad, "env")
+        env, unset = _expanded(_strings(entry.get("env"), bad, "env"), "env")
         cwd = entry.get("cwd")
-        if cwd is not None and not isinstance(cwd, str):
-            raise bad("cwd must be a string")
+        if cwd is not None and (not isinstance(cwd, str) or not cwd):
+            raise bad("cwd must be a non-empty string")
         if cwd is not None:
             cwd = str((path.parent / cwd).resolve())
         return ServerConfig(name, "stdio", command=command, args=tuple(args), env=env, cwd=cwd,
-                            timeout=float(timeout))
+                            timeout=float(timeout), unset=unset)
     if "url" in entry:
         transport = _HTTP_TYPES.get(kind or "http")
         if transport is None:
@@ -128,10 +142,9 @@ def _server(path: Path, name: str, entry: Any) -> ServerConfig | None:
         url = entry["url"]
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise bad("url must be an http:// or https:// URL")
-        headers = _strings(entry.get("headers"), bad, "headers")
-        if headers:
-            headers = {k: _expand(v) for k, v in headers.items()}
-        return ServerConfig(name, transport, url=url, headers=headers, timeout=float(timeout))
+        headers, unset = _expanded(_strings(entry.get("headers"), bad, "headers"), "headers")
+        return ServerConfig(name, transport, url=url, headers=headers, timeout=float(timeout),
+                            unset=unset)
     raise bad("needs 'command' (a stdio server) or 'url' (an HTTP server)")
 
 
@@ -145,5 +158,21 @@ def _strings(value: Any, bad: Any, key: str) -> dict[str, str] | None:
     return dict(value)
 
 
-def _expand(value: str) -> str:
-    return re.sub(r"\$\{([^}]+)\}", lambda m: os.environ.get(m.group(1), m.group(0)), value)
+def _expanded(values: dict[str, str] | None,
+              key: str) -> tuple[dict[str, str] | None, tuple[str, ...]]:
+    """``values`` with each ``${VAR}`` replaced by the variable, and a note of each
+    reference to a variable that is not set (left as written)."""
+    if values is None:
+        return None, ()
+    unset: list[str] = []
+
+    def variable(match: re.Match[str]) -> str:
+        if match[1] in os.environ:
+            return os.environ[match[1]]
+        unset.append(f"{key} {name} uses {match[0]}")
+        return match[0]
+
+    out = {}
+    for name, value in values.items():
+        out[name] = _REFERENCE.sub(variable, value)
+    return out, tuple(unset)
