@@ -52,7 +52,7 @@ from canal.spec.templates import resolve, state_lookup
 
 
 def _digest(arguments: Any) -> str:
-    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"))
+    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 

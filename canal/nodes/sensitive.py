@@ -45,7 +45,7 @@ def seal_fields(gate: Mapping[str, FieldSpec], data: Mapping[str, Any],
     for name, field in gate.items():
         value = out.get(name)
         if field.sensitive and value is not None and not is_sealed(value):
-            out[name] = PREFIX + sealer.seal_text(json.dumps(value))
+            out[name] = PREFIX + sealer.seal_text(json.dumps(value, allow_nan=False))
     return out
 
 
@@ -86,7 +86,7 @@ def secrets_of(spec: WorkflowSpec, values: Mapping[str, Any],
 
 def redact(document: Any, secrets: list[Any]) -> Any:
     """``document`` with every sealed token and every secret masked (a new object)."""
-    texts = sorted({s if isinstance(s, str) else json.dumps(s) for s in secrets},
+    texts = sorted({s if isinstance(s, str) else json.dumps(s, allow_nan=False) for s in secrets},
                    key=len, reverse=True)
     long_texts = [t for t in texts if len(t) >= _MIN_SUBSTRING]
 
