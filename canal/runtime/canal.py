@@ -30,7 +30,15 @@ from canal.nodes.view import gate_of, stopped_mid_step
 from canal.runtime.envelope import Envelope, completed_steps, envelope_of, missing_fields
 from canal.runtime.retention import Retention
 from canal.runtime.tools import ToolCommands
-from canal.spec.loader import check_name, digest_of, list_workflows, workflow_dir, workflow_files
+from canal.spec.loader import (
+    Content,
+    check_name,
+    digest_of,
+    list_workflows,
+    pinnable,
+    workflow_dir,
+    workflow_files,
+)
 from canal.spec.models import WorkflowSpec
 from canal.spec.validate import load_files, load_workflow
 from canal.tools.cache import ToolCache
@@ -145,13 +153,18 @@ class Canal:
         return compile_graph(spec, self._deps(spec)).get_graph().draw_mermaid()
 
     def validate(self, names: list[str] | None = None) -> list[dict[str, Any]]:
-        """A report per workflow (default: every one): ``{"workflow", "valid", "problems"}``."""
+        """A report per workflow (default: every one, and every folder that leads outside the
+        workflows folder, which is refused): ``{"workflow", "valid", "problems"}``."""
         from canal.spec import check_workflow
+        from canal.spec.loader import refused_workflows
 
         reports = []
         for name in names or self.workflows():
             _, problems = check_workflow(workflow_dir(self.settings.workflows, name))
             reports.append({"workflow": name, "valid": not problems, "problems": problems})
+        if not names:
+            reports += [{"workflow": p.path, "valid": False, "problems": [p]}
+                        for p in refused_workflows(self.settings.workflows)]
         return reports
 
     def _deps(self, spec: WorkflowSpec) -> Any:
@@ -178,8 +191,7 @@ class Canal:
         folder = workflow_dir(self.settings.workflows, name)
         files = workflow_files(folder)
         spec = load_files(name, files, str(folder))
-        self.store.save_definition(spec.digest, spec.name,
-                                   {k: v.decode() for k, v in files.items() if v is not None})
+        self.store.save_definition(spec.digest, spec.name, pinnable(files))
         return spec
 
     @staticmethod
@@ -225,7 +237,7 @@ class Canal:
             self._specs[digest] = spec
         return spec
 
-    def _on_disk(self, name: str) -> tuple[Path | None, dict[str, bytes | None]]:
+    def _on_disk(self, name: str) -> tuple[Path | None, dict[str, Content]]:
         try:
             folder = workflow_dir(self.settings.workflows, name)
         except WorkflowNotFound:
