@@ -3,9 +3,11 @@
 Front matter is untrusted input, and everything in it may end up in an envelope, a
 checkpoint or a PostgreSQL row. So the YAML it is written in is read as JSON data:
 
-- only strings, integers, finite floats, booleans, null, lists and maps with string keys;
-  YAML's other types (``!!binary``, ``!!set``, ``!!omap``, ``!!timestamp``, ``.nan``,
-  ``.inf``, a map with a number as key) are a problem naming the file and the key;
+- only strings, 64-bit integers, finite floats, booleans, null, lists and maps with string
+  keys; YAML's other types (``!!binary``, ``!!set``, ``!!omap``, ``!!pairs``,
+  ``!!timestamp``, ``.nan``, ``.inf``, a map with a number as key) are a problem naming the
+  file and the key, and a value that does not fit its explicit tag (``!!bool maybe``) is a
+  YAML error on its line;
 - a bare date such as ``2024-01-01`` is the text it looks like (as in YAML 1.2), not a date;
 - no text holding a NUL character or a lone surrogate (no store can keep them);
 - at most ``MAX_DEPTH`` levels of lists and maps, counting the front matter itself: deeper
@@ -16,6 +18,7 @@ checkpoint or a PostgreSQL row. So the YAML it is written in is read as JSON dat
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -24,9 +27,11 @@ from canal.errors import Problem
 from canal.limits import MAX_FRONT_MATTER_BYTES
 
 MAX_DEPTH = 32
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
-_YAML_TAGS: dict[type, str] = {
-    bytes: "bytes (!!binary)", set: "a set (!!set)", tuple: "a tuple (!!omap or !!pairs)"}
+_INT64 = (-(2**63), 2**63)  # what every checkpointer's serializer can hold
+_TAG = "tag:yaml.org,2002:"
+_NOT_JSON_TAGS = {"binary": "bytes (!!binary)", "set": "a set (!!set)",
+                  "omap": "an ordered map (!!omap)", "pairs": "a list of pairs (!!pairs)",
+                  "timestamp": "a date (!!timestamp)"}
 
 
 def split_front_matter(text: str) -> tuple[str | None, str]:
@@ -68,7 +73,8 @@ def read_front(rel: str, text: str | None,
     if not isinstance(data, dict):
         problems.append(Problem(rel, "front matter must be a mapping of keys to values"))
         return None, body
-    found = [Problem(rel, f"not a JSON value: {why}", key=key) for key, why in _not_json(data)]
+    found = [Problem(rel, f"not a JSON value: {why}", key=key or None)
+             for key, why in _not_json(data)]
     if found:
         problems.extend(found)
         return None, body
@@ -83,7 +89,7 @@ def _not_json(value: Any, key: str = "") -> list[tuple[str, str]]:
         for name, item in value.items():
             path = f"{key}.{name}" if key else str(name)
             if not isinstance(name, str):
-                out.append((key or ".", f"a map with a key that is not a string ({name!r})"))
+                out.append((key, f"a map with a key that is not a string ({name!r})"))
             else:
                 out += _not_json(name, path) + _not_json(item, path)
         return out
@@ -95,9 +101,14 @@ def _not_json(value: Any, key: str = "") -> list[tuple[str, str]]:
         return [(key, why)] if why else []
     if isinstance(value, float) and not math.isfinite(value):
         return [(key, "a number that is not finite")]
-    if value is None or isinstance(value, (bool, int, float)):
+    if isinstance(value, bool) or value is None or isinstance(value, float):
         return []
-    return [(key, _YAML_TAGS.get(type(value), type(value).__name__))]
+    if isinstance(value, int):
+        return [] if _INT64[0] <= value < _INT64[1] else [(key, "an integer outside the "
+                                                                 "64-bit range")]
+    if isinstance(value, _NotJson):
+        return [(key, value.what)]
+    return [(key, type(value).__name__)]
 
 
 def text_problem(text: str) -> str | None:
@@ -112,9 +123,19 @@ def text_problem(text: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True, repr=False)
+class _NotJson:
+    """Stands for a YAML value JSON has no type for, so that the problem can name its key."""
+
+    what: str
+
+    def __repr__(self) -> str:
+        return self.what
+
+
 class _JsonLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` for JSON data: no key given twice in one mapping, no aliases, at
-    most ``MAX_DEPTH`` levels, bare dates as text.
+    most ``MAX_DEPTH`` levels, bare dates as text, YAML-only types never built.
 
     The pure-Python loader, not libyaml's: its messages are the same on every install.
     """
@@ -142,22 +163,47 @@ class _JsonLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        # PyYAML's constructors trust a value to fit its explicit tag: '!!bool maybe' is a
+        # KeyError, an integer of 5000 digits a ValueError. Make them YAML errors on the line.
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
+            tag = str(node.tag).replace(_TAG, "!!")
+            raise yaml.constructor.ConstructorError(
+                None, None, f"not a valid {tag} value ({exc})", node.start_mark) from exc
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
+        if not isinstance(node, yaml.MappingNode):  # '!!map [1]'
+            found = "a list" if isinstance(node, yaml.SequenceNode) else "a single value"
+            raise yaml.constructor.ConstructorError(
+                None, None, f"expected a mapping, but found {found}", node.start_mark)
         seen: set[Any] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, (str, int, float, bool)) and key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} is given twice", key_node.start_mark)
-            seen.add(key)
+            if isinstance(key, (str, int, float, bool)):
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} is given twice", key_node.start_mark)
+                seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
 
 # A bare date stays text: YAML 1.1 would make it a date, which JSON has no type for.
 _JsonLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
+    first: [(tag, rx) for tag, rx in resolvers if tag != _TAG + "timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+
+def _not_json_constructor(what: str) -> Any:
+    def construct(loader: yaml.SafeLoader, node: yaml.Node) -> _NotJson:
+        return _NotJson(what)
+    return construct
+
+
+for _name, _what in _NOT_JSON_TAGS.items():
+    _JsonLoader.add_constructor(_TAG + _name, _not_json_constructor(_what))
 
 
 def _yaml_problem(rel: str, exc: yaml.YAMLError) -> Problem:

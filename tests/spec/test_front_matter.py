@@ -30,9 +30,12 @@ def call_with(mapping_yaml: str) -> str:
 @pytest.mark.parametrize(("value", "kind"), [
     ("!!binary aGVsbG8=", "bytes"),
     ("!!set {a, b}", "set"),
-    ("!!timestamp 2024-01-01", "date"),
-    ("!!timestamp 2024-01-01T10:00:00Z", "datetime"),
-    ("!!omap [{a: 1}]", "tuple"),
+    ("!!set [a]", "a set (!!set)"),  # not even a set: PyYAML raised TypeError
+    ("!!timestamp 2024-01-01", "a date (!!timestamp)"),
+    ("!!timestamp 2024-01-01T10:00:00Z", "a date (!!timestamp)"),
+    ("!!timestamp 99999-01-01", "a date (!!timestamp)"),  # PyYAML: AttributeError
+    ("!!omap [{a: 1}]", "an ordered map (!!omap)"),
+    ("!!pairs [[a, 1]]", "a list of pairs (!!pairs)"),
     ("{1: one}", "a map with a key that is not a string (1)"),
     ("{null: one}", "a map with a key that is not a string (None)"),
 ])
@@ -42,6 +45,19 @@ def test_values_json_cannot_hold_are_problems(workflows: Path, value: str, kind:
     assert len(found) == 1, found
     assert found[0].startswith("references/01-call.md: automation.input_mapping.x")
     assert kind in found[0] and "not a JSON value" in found[0]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("!!bool maybe", "not a valid !!bool value ('maybe')"),
+    ("!!int abc", "not a valid !!int value (invalid literal for int() with base 10: 'abc')"),
+    ("!!map [1]", "expected a mapping, but found a list"),
+    ("{? [1] : y}", "found unhashable key"),
+])
+def test_a_value_that_does_not_fit_its_tag_is_a_yaml_error(workflows: Path, value: str,
+                                                           message: str) -> None:
+    # each of these raised KeyError, ValueError or TypeError out of the loader
+    folder = write_workflow(workflows, "w", {"01-call.md": call_with(f"{{x: {value}}}")})
+    assert problems(folder) == [f"references/01-call.md:5: YAML error: {message}"]
 
 
 def test_a_bare_date_is_text_as_in_json(workflows: Path) -> None:
@@ -203,3 +219,27 @@ def test_gate_bounds_are_not_read_from_text(workflows: Path, bound: str) -> None
     found = problems(folder)
     assert found and all(p.startswith(f"references/01-ask.md: gate.schema.n.{bound}")
                          for p in found), found
+
+
+@pytest.mark.parametrize(("number", "message"), [
+    (str(2**63), ": automation.input_mapping.x: not a JSON value: an integer outside the 64-bit "
+                 "range"),
+    (str(-(2**63) - 1), ": automation.input_mapping.x: not a JSON value: an integer outside the "
+                        "64-bit range"),
+    ("0b" + "1" * 20_000, ": automation.input_mapping.x: not a JSON value: an integer outside "
+                          "the 64-bit range"),
+    ("1" * 5000, ":5: YAML error: not a valid !!int value (Exceeds the limit (4300 digits)"),
+])
+def test_integers_a_checkpoint_cannot_hold_are_problems(workflows: Path, number: str,
+                                                        message: str) -> None:
+    folder = write_workflow(workflows, "w", {"01-call.md": call_with(f"{{x: {number}}}")})
+    found = problems(folder)
+    assert len(found) == 1 and found[0].startswith(f"references/01-call.md{message}"), found
+
+
+def test_64_bit_integers_load(workflows: Path) -> None:
+    folder = write_workflow(workflows, "w", {
+        "01-call.md": call_with(f"{{x: {2**63 - 1}, y: {-(2**63)}}}")})
+    automation = load_workflow(folder).steps[0].automation
+    assert automation is not None and automation.input_mapping == {"x": 2**63 - 1,
+                                                                   "y": -(2**63)}
