@@ -168,7 +168,7 @@ class _JsonLoader(yaml.SafeLoader):
         # KeyError, an integer of 5000 digits a ValueError. Make them YAML errors on the line.
         try:
             return super().construct_object(node, deep=deep)
-        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
+        except (ValueError, TypeError, LookupError, AttributeError, ArithmeticError) as exc:
             tag = str(node.tag).replace(_TAG, "!!")
             raise yaml.constructor.ConstructorError(
                 None, None, f"not a valid {tag} value ({exc})", node.start_mark) from exc

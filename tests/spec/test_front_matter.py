@@ -3,13 +3,17 @@ every store can keep, and step-order prefixes in ASCII digits."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from canal.errors import Problem
 from canal.spec import check_workflow, load_workflow
-from canal.spec.frontmatter import MAX_DEPTH
+from canal.spec.frontmatter import MAX_DEPTH, read_front
 from tests.conftest import write_workflow
 
 ASK = "---\ntype: interactive\ngate:\n  schema:\n    a: {type: string}\n---\nAsk.\n"
@@ -243,3 +247,24 @@ def test_64_bit_integers_load(workflows: Path) -> None:
     automation = load_workflow(folder).steps[0].automation
     assert automation is not None and automation.input_mapping == {"x": 2**63 - 1,
                                                                    "y": -(2**63)}
+
+
+YAML_PIECES = st.sampled_from([
+    "a", "b", "1", "0x1f", "1.5", ".nan", ".inf", "2024-01-01", "yes", "null", "~", ":", ": ",
+    ", ", "- ", "[", "]", "{", "}", "? ", "\n", "  ", "'", '"', "\\0", "\\uD800", "!!binary ",
+    "!!set ", "!!omap ", "!!pairs ", "!!timestamp ", "!!bool ", "!!int ", "!!map ", "!!seq ",
+    "!!str ", "!!float ", "!!null ", "!!python/tuple ", "<<: ", "&x ", "*x", "#", "|", ">",
+    "\x00", "\ufeff", "9" * 30,
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(YAML_PIECES, max_size=30).map("".join))
+def test_any_front_matter_is_json_data_or_problems(text: str) -> None:
+    problems_found: list[Problem] = []
+    data, _ = read_front("a.md", f"---\n{text}\n---\nbody\n", problems_found)
+    if data is None:
+        assert problems_found
+    else:
+        assert problems_found == []
+        assert json.loads(json.dumps(data, allow_nan=False)) == data
