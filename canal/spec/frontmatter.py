@@ -97,21 +97,19 @@ def _not_json(value: Any, key: str = "") -> list[tuple[str, str]]:
         return [found for index, item in enumerate(value)
                 for found in _not_json(item, f"{key}.{index}" if key else str(index))]
     if isinstance(value, str):
-        why = text_problem(value)
-        return [(key, why)] if why else []
-    if isinstance(value, float) and not math.isfinite(value):
-        return [(key, "a number that is not finite")]
-    if isinstance(value, bool) or value is None or isinstance(value, float):
-        return []
-    if isinstance(value, int):
-        return [] if _INT64[0] <= value < _INT64[1] else [(key, "an integer outside the "
-                                                                 "64-bit range")]
-    if isinstance(value, _NotJson):
-        return [(key, value.what)]
-    return [(key, type(value).__name__)]
+        why = _text_problem(value)
+    elif isinstance(value, float):
+        why = None if math.isfinite(value) else "a number that is not finite"
+    elif isinstance(value, int) and not isinstance(value, bool):
+        why = None if _INT64[0] <= value < _INT64[1] else "an integer outside the 64-bit range"
+    elif value is None or isinstance(value, bool):
+        why = None
+    else:
+        why = value.what if isinstance(value, _NotJson) else type(value).__name__
+    return [(key, why)] if why else []
 
 
-def text_problem(text: str) -> str | None:
+def _text_problem(text: str) -> str | None:
     """Why ``text`` cannot be stored as text everywhere (PostgreSQL refuses NUL, UTF-8 refuses
     lone surrogates), or None."""
     if "\x00" in text:
