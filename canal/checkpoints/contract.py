@@ -108,7 +108,7 @@ class Store(RunRegistry, Definitions, CallJournal, RunLock, Protocol):
 
 def seal(sealer: Any, outcome: dict[str, Any]) -> str:
     """A journaled outcome as stored: sealed JSON text (plain JSON without a sealer)."""
-    text = json.dumps(outcome)
+    text = json.dumps(outcome, allow_nan=False)
     return sealer.seal_text(text) if sealer else text
 
 

@@ -42,7 +42,7 @@ class Dialect:
 
     def json_text(self, text: str) -> str:
         """A text value as its JSON column takes it: JSONB holds it as a JSON string."""
-        return json.dumps(text) if self.json_type == "JSONB" else text
+        return json.dumps(text, allow_nan=False) if self.json_type == "JSONB" else text
 
 
 SQLITE = Dialect("sqlite", "?", "TEXT")
@@ -100,7 +100,8 @@ class Tables:
 
     def save_definition(self, digest: str, workflow: str, files: dict[str, str]) -> None:
         self._run("INSERT INTO canal_definitions (digest, workflow, files) VALUES (?, ?, ?) "
-                  "ON CONFLICT DO NOTHING", (digest, workflow, json.dumps(files)), write=True)
+                  "ON CONFLICT DO NOTHING", (digest, workflow, json.dumps(files, allow_nan=False)),
+                  write=True)
 
     def definition(self, digest: str) -> dict[str, str] | None:
         rows = self._rows("SELECT files FROM canal_definitions WHERE digest = ?", (digest,))

@@ -72,12 +72,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def render(document: Any, pretty: bool) -> str:
+    """``document`` as JSON text; ValueError for a value JSON has no text for (NaN,
+    Infinity): canal never prints what a JSON parser would refuse."""
+    return json.dumps(document, ensure_ascii=False, indent=2 if pretty else None,
+                      allow_nan=False)
+
+
 def emit(document: Any, pretty: bool) -> None:
-    text = json.dumps(document, ensure_ascii=False, indent=2 if pretty else None)
+    write(render(document, pretty), document, pretty)
+
+
+def write(text: str, document: Any, pretty: bool) -> None:
+    """Print ``text``, the rendering of ``document``; as ASCII-escaped JSON when stdout
+    cannot take it (a lone surrogate)."""
     try:
         sys.stdout.write(text + "\n")
-    except UnicodeEncodeError:  # text stdout cannot take (a lone surrogate): escape it all
-        sys.stdout.write(json.dumps(document, indent=2 if pretty else None) + "\n")
+    except UnicodeEncodeError:
+        sys.stdout.write(json.dumps(document, indent=2 if pretty else None, allow_nan=False)
+                         + "\n")
     sys.stdout.flush()
 
 
@@ -87,6 +100,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         document = args.handler(args)
+        text = render(document, pretty)
     except CanalError as exc:
         emit(exc.to_json(), pretty)
         print(f"canal: {exc.message}", file=sys.stderr)
@@ -104,7 +118,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         emit({"status": "error", "error": {"code": "internal", "message": message}}, pretty)
         print(f"canal: {message} (set CANAL_DEBUG=1 for a traceback)", file=sys.stderr)
         return 1
-    emit(document, pretty)
+    write(text, document, pretty)
     if args.command in READ_ONLY:  # reading a failed run is a successful read
         return 0
     if args.command == "run" and document.get("status") == "awaiting_input":

@@ -135,7 +135,7 @@ def show(env: dict[str, Any]) -> None:
         say(step["instructions"])
     if step.get("call"):
         say(f"  call: {step['call']['tool']} "
-            f"{json.dumps(step['call']['arguments'], ensure_ascii=False)}")
+            f"{json.dumps(step['call']['arguments'], ensure_ascii=False, allow_nan=False)}")
     for error in env["errors"]:
         say(f"  ! {error.get('field') or error.get('step', '')}: "
             f"{error.get('message') or error.get('error')}")

@@ -56,7 +56,8 @@ from canal.tools.client import prepare
 def _digest(arguments: Any, sealer: TextSealer) -> str:
     """The journal's digest of a call's arguments, keyed with canal's key: a plain hash of
     arguments holding a short secret (a PIN) would give it away to whoever reads the file."""
-    return sealer.digest_text(json.dumps(arguments, sort_keys=True, separators=(",", ":")))
+    return sealer.digest_text(json.dumps(arguments, sort_keys=True, separators=(",", ":"),
+                                         allow_nan=False))
 
 
 def arguments_of(mapping: Any, state: dict[str, Any], deps: Deps) -> tuple[Any, Any]:

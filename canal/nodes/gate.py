@@ -3,20 +3,21 @@
 Rules, in order (DESIGN.md §3): the submission must be a JSON object; undeclared fields
 are dropped and reported; a value no checkpointer can hold (``jsontypes.unstorable``) is an
 error, dropped or not; ``null`` counts as absent; required fields that are absent are
-listed as missing; present fields are checked for type, enum, pattern and bounds; optional
-absent fields with a default receive it. Any missing field or error rejects the whole
-submission, and a rejection never reaches the graph.
+listed as missing; present fields are checked for type, enum, pattern (a search bounded in
+time, ``canal.spec.patterns``) and bounds; optional absent fields with a default receive
+it. Any missing field or error rejects the whole submission, and a rejection never reaches
+the graph.
 """
 
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from canal.jsontypes import Checked, fits, json_type, unstorable_error
 from canal.spec.models import FieldSpec
+from canal.spec.patterns import PATTERN_SECONDS, PatternTimeout, pattern_found
 
 ACTION_GATE: dict[str, FieldSpec] = {
     "action": FieldSpec(
@@ -70,8 +71,13 @@ def field_error(spec: FieldSpec, value: Any) -> str | None:
         return f"expected {spec.type}, got {json_type(value)}"
     if spec.enum is not None and value not in spec.enum:
         return f"must be one of: {', '.join(map(_show, spec.enum))}"
-    if spec.pattern is not None and isinstance(value, str) and not re.search(spec.pattern, value):
-        return f"does not match the pattern {spec.pattern}"
+    if spec.pattern is not None and isinstance(value, str):
+        try:
+            if not pattern_found(spec.pattern, value):
+                return f"does not match the pattern {spec.pattern}"
+        except PatternTimeout:
+            return (f"the pattern {spec.pattern} took more than {PATTERN_SECONDS:g} s to check "
+                    "this value; send a shorter or simpler value")
     size, unit = _measure(value)
     if spec.min is not None and size < spec.min:
         return f"must be at least {_show(spec.min)}{unit}"

@@ -74,7 +74,7 @@ class Masker:
                         texts.update(_string_forms(leaf))
                 elif _searchable(leaf):
                     numbers.add(leaf)
-                    texts.add(json.dumps(leaf))
+                    texts.add(json.dumps(leaf, allow_nan=False))
             for part in _containers(secret):
                 if any(isinstance(x, str) or _number(x) for x in leaves(part)):
                     wholes.add(_canonical(part))
@@ -162,7 +162,7 @@ def _searchable(value: Any) -> bool:
     """A long, uncommon number: one that is looked for inside texts."""
     if not _number(value):
         return False
-    digits = "".join(c for c in json.dumps(value) if c.isdigit())
+    digits = "".join(c for c in json.dumps(value, allow_nan=False) if c.isdigit())
     return (len(digits) >= _MIN_DIGITS and len(digits.strip("0")) >= 3
             and len(set(digits)) > 1)
 
@@ -187,18 +187,20 @@ def _containers(value: Any) -> Iterator[Any]:
 
 
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str,
+                      allow_nan=False)
 
 
 def _string_forms(text: str) -> set[str]:
     """A secret text as it appears in JSON (escaped, ASCII or not) and in a Python repr."""
-    return {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1],
-            repr(text)[1:-1]}
+    return {text, json.dumps(text, allow_nan=False)[1:-1],
+            json.dumps(text, ensure_ascii=False, allow_nan=False)[1:-1], repr(text)[1:-1]}
 
 
 def _container_forms(value: Any) -> set[str]:
     """A list or object as text: canal's rendering (compact JSON, not ASCII-escaped), the
     other JSON spellings, and the Python repr."""
-    return {json.dumps(value, ensure_ascii=ascii, separators=separators, default=str)
+    return {json.dumps(value, ensure_ascii=ascii, separators=separators, default=str,
+                       allow_nan=False)
             for ascii in (False, True) for separators in ((",", ":"), (", ", ": "))} | {
         repr(value)}

@@ -55,7 +55,7 @@ def _seal(value: Any, sealer: TextSealer) -> Any:
         return [_seal(v, sealer) for v in value]
     if value is None or is_sealed(value):
         return value
-    return PREFIX + sealer.seal_text(json.dumps(value))
+    return PREFIX + sealer.seal_text(json.dumps(value, allow_nan=False))
 
 
 def open_value(value: Any, sealer: TextSealer) -> Any:

@@ -32,7 +32,16 @@ from canal.runtime.envelope import Envelope, completed_steps, envelope_of, missi
 from canal.runtime.log import unsaved
 from canal.runtime.retention import Retention
 from canal.runtime.tools import ToolCommands
-from canal.spec.loader import check_name, digest_of, list_workflows, workflow_dir, workflow_files
+from canal.spec.loader import (
+    Content,
+    Files,
+    check_name,
+    digest_of,
+    list_workflows,
+    pinnable,
+    workflow_dir,
+    workflow_files,
+)
 from canal.spec.models import WorkflowSpec
 from canal.spec.validate import load_files, load_workflow
 from canal.tools.cache import ToolCache
@@ -154,13 +163,18 @@ class Canal:
         return compile_graph(spec, self._deps(spec)).get_graph().draw_mermaid()
 
     def validate(self, names: list[str] | None = None) -> list[dict[str, Any]]:
-        """A report per workflow (default: every one): ``{"workflow", "valid", "problems"}``."""
+        """A report per workflow (default: every one, and every folder that leads outside the
+        workflows folder, which is refused): ``{"workflow", "valid", "problems"}``."""
         from canal.spec import check_workflow
+        from canal.spec.loader import refused_workflows
 
         reports = []
         for name in names or self.workflows():
             _, problems = check_workflow(workflow_dir(self.settings.workflows, name))
             reports.append({"workflow": name, "valid": not problems, "problems": problems})
+        if not names:
+            reports += [{"workflow": p.path, "valid": False, "problems": [p]}
+                        for p in refused_workflows(self.settings.workflows)]
         return reports
 
     def _deps(self, spec: WorkflowSpec) -> Any:
@@ -190,10 +204,9 @@ class Canal:
         self._pin(spec, files)
         return spec
 
-    def _pin(self, spec: WorkflowSpec, files: dict[str, bytes | None]) -> None:
+    def _pin(self, spec: WorkflowSpec, files: Files) -> None:
         """Keep ``files``, the definition ``spec`` was loaded from, under its digest."""
-        self.store.save_definition(spec.digest, spec.name,
-                                   {k: v.decode() for k, v in files.items() if v is not None})
+        self.store.save_definition(spec.digest, spec.name, pinnable(files))
 
     @staticmethod
     def _config(thread_id: str) -> dict[str, Any]:
@@ -258,7 +271,7 @@ class Canal:
             self._specs[digest] = spec
         return spec
 
-    def _on_disk(self, name: str) -> tuple[Path | None, dict[str, bytes | None]]:
+    def _on_disk(self, name: str) -> tuple[Path | None, dict[str, Content]]:
         try:
             folder = workflow_dir(self.settings.workflows, name)
         except WorkflowNotFound:

@@ -11,7 +11,7 @@ from canal.errors import RunConflict, RunNotFound, UsageError
 from canal.nodes.sensitive import TextSealer
 from canal.spec.models import WorkflowSpec
 
-_AGE = re.compile(r"(\d+)([smhdw])")
+_AGE = re.compile(r"([0-9]+)([smhdw])")  # ASCII digits: int() takes others, or fails
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 

@@ -11,14 +11,15 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from canal.errors import InvalidName, Problem, WorkflowNotFound
-from canal.limits import MAX_FILE_BYTES, MAX_FRONT_MATTER_BYTES
+from canal.limits import MAX_FILE_BYTES
+from canal.spec.frontmatter import read_front
 from canal.spec.models import (
     STEP_TYPES,
     StepFrontMatter,
@@ -28,7 +29,7 @@ from canal.spec.models import (
 )
 
 ENTRY_FILES = ("WorkFlow.md", "SKILL.md")
-STEP_FILE = re.compile(r"^(?P<order>\d+)-(?P<slug>.+)\.md$")
+STEP_FILE = re.compile(r"^(?P<order>[0-9]+)-(?P<slug>.+)\.md$")  # ASCII digits only
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -44,13 +45,32 @@ def check_name(name: str, kind: str = "workflow") -> str:
 
 
 def workflow_dir(root: Path, name: str) -> Path:
-    """The folder of workflow ``name`` inside ``root``; never a path outside it."""
+    """The folder of workflow ``name`` inside ``root``; never a path outside it (a folder
+    that is a link to somewhere outside is not found, and the message says why)."""
     check_name(name)
-    base = root.resolve()
-    folder = (base / name).resolve()
-    if folder.parent != base or not folder.is_dir() or entry_file(folder) is None:
+    folder = root.resolve() / name
+    if not folder.is_dir() or entry_file(folder) is None:
         raise WorkflowNotFound(f"no workflow {name!r} in {root}", workflow=name)
+    reason = outside(root, folder, "folder")
+    if reason is not None:
+        raise WorkflowNotFound(f"no workflow {name!r} in {root}: {name}: {reason}",
+                               workflow=name)
     return folder
+
+
+def outside(base: Path, path: Path, kind: str = "file") -> str | None:
+    """The containment rule, decided in this one place: why canal will not read ``path`` as
+    part of ``base`` (through links it leads outside ``base``), or None when it stays inside.
+    Links that stay inside are fine. Listing, loading, validating and pinning a workflow all
+    ask this: a workflow folder must stay inside the workflows folder, and a workflow's
+    files inside the workflow folder."""
+    try:
+        home, target = base.resolve(), path.resolve()
+    except (OSError, RuntimeError) as exc:  # a link loop
+        return f"the {kind} cannot be resolved ({exc})"
+    if target == home or home in target.parents:
+        return None
+    return f"the {kind} is a link to {target}, outside {home} (canal reads only what is inside it)"
 
 
 def entry_file(folder: Path) -> Path | None:
@@ -60,14 +80,25 @@ def entry_file(folder: Path) -> Path | None:
     return None
 
 
-def list_workflows(root: Path) -> list[str]:
-    """Names of the workflow folders under ``root``, sorted."""
+def _candidates(root: Path) -> list[Path]:
+    """Folders in ``root`` that look like workflows, wherever they lead."""
     if not root.is_dir():
         return []
-    return sorted(
-        p.name for p in root.iterdir()
-        if p.is_dir() and NAME.fullmatch(p.name) and entry_file(p) is not None
-    )
+    return sorted((p for p in root.iterdir()
+                   if p.is_dir() and NAME.fullmatch(p.name) and entry_file(p) is not None),
+                  key=lambda p: p.name)
+
+
+def list_workflows(root: Path) -> list[str]:
+    """Names of the workflow folders under ``root``, sorted; not those that lead outside it
+    (``refused_workflows`` says why)."""
+    return [p.name for p in _candidates(root) if outside(root, p, "folder") is None]
+
+
+def refused_workflows(root: Path) -> list[Problem]:
+    """One problem for each workflow-like folder under ``root`` that leads outside it."""
+    return [Problem(p.name, reason) for p in _candidates(root)
+            if (reason := outside(root, p, "folder")) is not None]
 
 
 def describe_workflows(root: Path) -> list[tuple[str, str]]:
@@ -75,28 +106,43 @@ def describe_workflows(root: Path) -> list[tuple[str, str]]:
     (an unreadable entry gets an empty description; ``canal validate`` reports why)."""
     out = []
     for name in list_workflows(root):
-        entry = entry_file(root / name)
+        folder = root / name
+        entry = entry_file(folder)
         assert entry is not None
-        with entry.open("rb") as handle:
-            content = handle.read(MAX_FILE_BYTES + 1)
-        front, _ = _front(entry.name, _decode(entry.name, content, []), [])
+        front, _ = read_front(entry.name, _decode(entry.name, read_file(folder, entry), []), [])
         description = (front or {}).get("description", "")
         out.append((name, " ".join(str(description).split())))
     return out
 
 
-def split_front_matter(text: str) -> tuple[str | None, str]:
-    """Split ``---``-fenced YAML from the Markdown body; raise ValueError if never closed."""
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
-        return None, text
-    for index in range(1, len(lines)):
-        if lines[index].strip() in ("---", "..."):
-            return "".join(lines[1:index]), "".join(lines[index + 1 :])
-    raise ValueError("front matter is not closed (expected a second '---' line)")
+@dataclass(frozen=True)
+class Refused:
+    """In place of a file's content: why canal did not read it."""
+
+    reason: str
 
 
-def _decode(rel: str, content: bytes | None, problems: list[Problem]) -> str | None:
+Content = bytes | Refused | None  # None: the file could not be read
+Files = Mapping[str, Content]  # path inside the workflow folder -> content
+
+
+def read_file(folder: Path, path: Path) -> Content:
+    """The bytes of ``path`` in workflow ``folder`` (bounded: an oversize file is reported,
+    not read), Refused when it leads outside the folder, None when it cannot be read."""
+    reason = outside(folder, path)
+    if reason is not None:
+        return Refused(reason)
+    try:
+        with path.open("rb") as handle:
+            return handle.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+
+
+def _decode(rel: str, content: Content, problems: list[Problem]) -> str | None:
+    if isinstance(content, Refused):
+        problems.append(Problem(rel, content.reason))
+        return None
     if content is None:
         problems.append(Problem(rel, "cannot read the file"))
         return None
@@ -104,76 +150,16 @@ def _decode(rel: str, content: bytes | None, problems: list[Problem]) -> str | N
         problems.append(Problem(rel, f"the file is larger than {MAX_FILE_BYTES} bytes"))
         return None
     try:
-        return content.decode("utf-8")
+        text = content.decode("utf-8")
     except UnicodeDecodeError as exc:
         problems.append(Problem(rel, f"cannot read the file: {exc}"))
         return None
-
-
-def _front(rel: str, text: str | None,
-           problems: list[Problem]) -> tuple[dict[str, Any] | None, str]:
-    """The front matter of one file as a mapping (None after recording a problem), and the body."""
-    if text is None:
-        return None, ""
-    try:
-        raw, body = split_front_matter(text)
-    except ValueError as exc:
-        problems.append(Problem(rel, str(exc), line=1))
-        return None, ""
-    if raw is None:
-        problems.append(Problem(rel, "no YAML front matter (the file must start with '---')"))
-        return None, body
-    if len(raw.encode()) > MAX_FRONT_MATTER_BYTES:
-        problems.append(Problem(rel, f"the front matter is larger than {MAX_FRONT_MATTER_BYTES} "
-                                     "bytes"))
-        return None, body
-    try:
-        data = yaml.load(raw, Loader=_StrictLoader) if raw.strip() else {}
-    except yaml.YAMLError as exc:
-        problems.append(_yaml_problem(rel, exc))
-        return None, body
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        problems.append(Problem(rel, "front matter must be a mapping of keys to values"))
-        return None, body
-    return data, body
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping.
-
-    The pure-Python loader, not libyaml's: its messages are the same on every install.
-    """
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        # Anchors and aliases can make a few bytes expand into gigabytes: not allowed.
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed",
-                                              event.start_mark)
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, (str, int, float, bool)) and key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} is given twice", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-def _yaml_problem(rel: str, exc: yaml.YAMLError) -> Problem:
-    """A YAML error with the line in the file (+1 for 1-based lines, +1 for the '---')."""
-    problem = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
-    mark = getattr(exc, "problem_mark", None)
-    if context and "end of stream" in problem and getattr(exc, "context_mark", None):
-        # An unclosed quote or bracket: where it opened says more than the end of the text.
-        mark, problem = getattr(exc, "context_mark", None), f"{context}: {problem}"
-    return Problem(rel, f"YAML error: {problem}", line=mark.line + 2 if mark else None)
+    if "\x00" in text:  # PostgreSQL keeps no NUL in text, and no Markdown needs one
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        problems.append(Problem(rel, "the file holds a NUL character (byte 0), which no store "
+                                     "can keep as text", line=line))
+        return None
+    return text
 
 
 def _model(rel: str, model: type[BaseModel], data: dict[str, Any],
@@ -201,30 +187,28 @@ def _translate(rel: str, error: Any) -> Problem:
     return Problem(rel, error["msg"], key=key)
 
 
-Files = Mapping[str, "bytes | None"]  # path inside the folder -> content (None: unreadable)
-
-
-def workflow_files(folder: Path) -> dict[str, bytes | None]:
+def workflow_files(folder: Path) -> dict[str, Content]:
     """The content of every file that defines a workflow: its entry file and its numbered
     step files. This is what a run pins and what the digest covers."""
-    out: dict[str, bytes | None] = {}
     paths = [p for p in (folder / name for name in ENTRY_FILES) if p.is_file()][:1]
     refs = folder / "references"
     if refs.is_dir():
         paths += sorted(p for p in refs.iterdir() if p.is_file() and STEP_FILE.match(p.name))
-    for path in paths:
-        try:
-            with path.open("rb") as handle:  # bounded: an oversize file is reported, not read
-                out[path.relative_to(folder).as_posix()] = handle.read(MAX_FILE_BYTES + 1)
-        except OSError:
-            out[path.relative_to(folder).as_posix()] = None
-    return out
+    return {path.relative_to(folder).as_posix(): read_file(folder, path) for path in paths}
+
+
+def pinnable(files: Files) -> dict[str, str]:
+    """The text of every file that was read: what a run pins."""
+    return {rel: content.decode() for rel, content in files.items()
+            if isinstance(content, bytes)}
 
 
 def digest_of(files: Files) -> str:
     sha = hashlib.sha256()
     for rel in sorted(files):
-        sha.update(rel.encode() + b"\0" + (files[rel] or b"") + b"\0")
+        content = files[rel]
+        sha.update(rel.encode() + b"\0" + (content if isinstance(content, bytes) else b"")
+                   + b"\0")
     return "sha256:" + sha.hexdigest()
 
 
@@ -240,7 +224,7 @@ def parse_files(name: str, files: Files,
     entry = next((n for n in ENTRY_FILES if n in files), None)
     if entry is None:
         return None, [Problem(name, f"no {' or '.join(ENTRY_FILES)} in the folder")], set()
-    head, body = _front(entry, _decode(entry, files[entry], problems), problems)
+    head, body = read_front(entry, _decode(entry, files[entry], problems), problems)
     meta = _model(entry, WorkflowFrontMatter, head, problems) if head is not None else None
     if meta is not None and meta.name != name:
         problems.append(Problem(entry, f"does not match the folder name {name!r}",
@@ -278,12 +262,12 @@ def _step_files(files: Files, problems: list[Problem]) -> list[str]:
     return [rel for _, rel in found]
 
 
-def _read_step(rel: str, content: bytes | None, problems: list[Problem],
+def _read_step(rel: str, content: Content, problems: list[Problem],
                unreadable: set[str]) -> StepSpec | None:
     """The step in ``rel``, or None after recording its problems and its id in ``unreadable``."""
     match = STEP_FILE.match(rel.removeprefix("references/"))
     assert match is not None  # _step_files only returns matching names
-    data, body = _front(rel, _decode(rel, content, problems), problems)
+    data, body = read_front(rel, _decode(rel, content, problems), problems)
     front = _model(rel, StepFrontMatter, data, problems) if data is not None else None
     if front is None:
         given = (data or {}).get("id")

@@ -2,7 +2,9 @@
 
 The YAML keys are the seeds' (``gate: {schema: {f: {type, required, desc}}}``,
 ``automation: {tool, input_mapping}``); every model forbids unknown keys so a typo is an
-error, not a silently ignored setting.
+error, not a silently ignored setting. Scalars are strict: a boolean is ``true`` or
+``false`` (never ``'yes'`` or ``1``) and a number is never read from text; only a list may
+stand for a tuple.
 """
 
 from __future__ import annotations
@@ -17,7 +19,12 @@ STEP_TYPES: tuple[str, ...] = ("interactive", "automated", "notification")
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+
+
+def _items(**kwargs: Any) -> Any:
+    """A tuple field that YAML writes as a list (strict mode alone would want a tuple)."""
+    return Field(strict=False, **kwargs)
 
 
 class FieldSpec(_Frozen):
@@ -31,7 +38,7 @@ class FieldSpec(_Frozen):
     type: FieldType = "string"
     required: bool = False
     desc: str = Field(default="", alias="description")
-    enum: tuple[Any, ...] | None = None
+    enum: tuple[Any, ...] | None = _items(default=None)
     pattern: str | None = None
     default: Any = None
     min: int | float | None = None
@@ -119,8 +126,8 @@ class WorkflowFrontMatter(_Frozen):
     name: str
     description: str = ""
     version: str | int | float | None = None
-    tools: tuple[str, ...] | None = None
-    servers: tuple[str, ...] | None = None
+    tools: tuple[str, ...] | None = _items(default=None)
+    servers: tuple[str, ...] | None = _items(default=None)
 
 
 class StepSpec(_Frozen):

@@ -28,9 +28,9 @@ from canal.errors import TemplateError
 
 NAMESPACES = ("gate", "result")
 _REFERENCE = re.compile(
-    r"^(?P<ns>[A-Za-z_]\w*)\.(?P<step>[A-Za-z0-9_][\w-]*)(?P<path>(?:\.[\w-]+|\[\d+\])*)$"
+    r"^(?P<ns>[A-Za-z_]\w*)\.(?P<step>[A-Za-z0-9_][\w-]*)(?P<path>(?:\.[\w-]+|\[[0-9]+\])*)$"
 )
-_SEGMENT = re.compile(r"\.([\w-]+)|\[(\d+)\]")
+_SEGMENT = re.compile(r"\.([\w-]+)|\[([0-9]+)\]")  # indexes: ASCII digits only
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,8 @@ def _step_into(value: Any, segment: str | int) -> Any:
     """One path step: a key into an object, an index into a list; anything else is MISSING."""
     if isinstance(value, Mapping):
         return value.get(str(segment), MISSING)
-    if isinstance(value, list) and (isinstance(segment, int) or segment.isdigit()):
+    if isinstance(value, list) and (isinstance(segment, int)
+                                    or (segment.isascii() and segment.isdigit())):
         index = int(segment)
         return value[index] if index < len(value) else MISSING
     return MISSING
@@ -161,7 +162,7 @@ def _as_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def render(text: str, lookup: Lookup) -> Any:

@@ -16,6 +16,7 @@ from pathlib import Path
 from canal.errors import Problem, WorkflowInvalid
 from canal.spec.loader import Files, parse_files, workflow_files
 from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
+from canal.spec.patterns import pattern_error
 from canal.spec.templates import Malformed, Reference, scan, walk_strings
 
 STEP_ID = re.compile(r"[A-Za-z0-9_][\w-]*")
@@ -144,10 +145,9 @@ def _check_field(step: StepSpec, name: str, field: FieldSpec) -> list[Problem]:
     if field.pattern is not None:
         if field.type != "string":
             out.append(Problem(step.path, "pattern applies to strings only", key=f"{key}.pattern"))
-        try:
-            re.compile(field.pattern)
-        except re.error as exc:
-            out.append(Problem(step.path, f"not a regular expression: {exc}",
+        error = pattern_error(field.pattern)
+        if error is not None:
+            out.append(Problem(step.path, f"not a regular expression: {error}",
                                key=f"{key}.pattern", text=field.pattern))
     if field.min is not None and field.max is not None and field.min > field.max:
         out.append(Problem(step.path, "min is greater than max", key=f"{key}.min"))

@@ -38,7 +38,7 @@ class ToolMeta:
         schema = listed.get("inputSchema") or {"type": "object"}
         annotations = {k: v for k, v in (listed.get("annotations") or {}).items()
                        if v is not None}
-        digest = hashlib.sha256(json.dumps([schema, annotations], sort_keys=True)
+        digest = hashlib.sha256(json.dumps([schema, annotations], sort_keys=True, allow_nan=False)
                                 .encode()).hexdigest()
         return cls(name=name, server=server, tool=listed["name"],
                    description=(listed.get("description") or "").strip(),
@@ -104,7 +104,8 @@ class ToolCache:
         """Write every tool's files, remove those of ``stale`` tools, then the indexes."""
         private_dir(self.folder)
         for meta in tools:
-            _write(self._meta_path(meta.name), json.dumps(asdict(meta), indent=2) + "\n")
+            _write(self._meta_path(meta.name),
+                   json.dumps(asdict(meta), indent=2, allow_nan=False) + "\n")
             _write(self.rules_path(meta.name), rules[meta.name])
         for name in stale:
             self._meta_path(name).unlink(missing_ok=True)
@@ -113,7 +114,7 @@ class ToolCache:
                 self.rules_path(name).unlink()
         ordered = sorted(tools, key=lambda m: m.name)
         _write(self.folder / "index.json",
-               json.dumps([asdict(m) for m in ordered], indent=1) + "\n")
+               json.dumps([asdict(m) for m in ordered], indent=1, allow_nan=False) + "\n")
         _write(self.folder / "tools-index.md", index_markdown)
 
 

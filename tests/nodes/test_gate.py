@@ -279,3 +279,27 @@ def test_check_gate_never_raises_and_accepts_iff_nothing_is_wrong(
 def test_a_pattern_on_a_non_string_field_never_raises() -> None:
     spec = FieldSpec(type="integer", pattern="^1")
     assert check_gate({"n": spec}, {"n": 5}).accepted
+
+
+# Backtracking engines take time exponential in the input for these (about 2**60 steps for
+# 60 characters): minutes to years without a bound.
+CATASTROPHIC = [r"^(a|a)*$", r"^(a+)+$", r"^(a|aa)*c$", r"(\w|\w)*!$"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("pattern", CATASTROPHIC)
+def test_a_catastrophic_pattern_is_a_clean_rejection(pattern: str) -> None:
+    from canal.spec.patterns import PATTERN_SECONDS
+
+    message = error_of(FieldSpec(pattern=pattern), "a" * 60 + "b")
+    assert message in (f"does not match the pattern {pattern}",
+                       f"the pattern {pattern} took more than {PATTERN_SECONDS:g} s to check "
+                       "this value; send a shorter or simpler value")
+
+
+def test_the_bound_is_what_stops_a_catastrophic_pattern() -> None:
+    from canal.spec.patterns import PATTERN_SECONDS
+
+    message = error_of(FieldSpec(pattern=r"^(a|a)*$"), "a" * 60 + "b")
+    assert message == (f"the pattern ^(a|a)*$ took more than {PATTERN_SECONDS:g} s to check "
+                       "this value; send a shorter or simpler value")

@@ -105,7 +105,7 @@ def test_ages(text, expected):
     assert parse_age(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "30", "d", "-1d", "1y", "1.5h"])
+@pytest.mark.parametrize("text", ["", "30", "d", "-1d", "1y", "1.5h", "²d", "٣d", "３h"])
 def test_bad_ages(text):
     with pytest.raises(UsageError, match="is not a number with a unit"):
         parse_age(text)

@@ -314,3 +314,10 @@ def test_render_lenient_never_raises_for_any_text(text: str) -> None:
     assert isinstance(out, str)
     if "{{" not in text:
         assert out == text
+
+
+@pytest.mark.parametrize("digit", ["١", "１", "²"])  # Arabic-Indic, fullwidth, superscript
+def test_only_ascii_digits_index_a_list(digit: str) -> None:
+    assert [type(p) for p in scan(f"{{{{result.create.items[{digit}]}}}}")] == [Malformed]
+    with pytest.raises(TemplateError):
+        render(f"{{{{result.create.items.{digit}.id}}}}", LOOKUP)
