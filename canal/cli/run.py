@@ -41,15 +41,17 @@ def ask_line(prompt: str, secret: bool) -> str:
 
 
 def load_answers(path: str, limits: Limits) -> dict[str, Any]:
+    """The answers file, read as JSON data by the rules of front matter (no aliases, a
+    bounded depth, JSON types only: ``canal.spec.frontmatter``)."""
     import yaml
+
+    from canal.spec.frontmatter import json_document
 
     text = read_limited(path, "--answers", limits)
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise UsageError(f"--answers: cannot read {path}: {_unquoted(exc)}") from exc
-    except ValueError as exc:  # YAML's int() of a number longer than Python converts
-        if "integer string conversion" in str(exc):
+        data = json_document(text)
+    except (yaml.YAMLError, ValueError) as exc:
+        if "integer string conversion" in str(exc):  # a number longer than Python reads
             raise too_many_digits("--answers") from exc
         raise UsageError(f"--answers: cannot read {path}: {_unquoted(exc)}") from exc
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):

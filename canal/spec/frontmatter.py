@@ -81,6 +81,16 @@ def read_front(rel: str, text: str | None,
     return data, body
 
 
+def json_document(text: str) -> Any:
+    """``text`` (YAML or JSON written by a person: an answers file) read under the same
+    rules as front matter. yaml.YAMLError when it is not YAML within them, ValueError
+    naming the first value that is not JSON data."""
+    data = yaml.load(text, Loader=_JsonLoader)
+    for key, why in _not_json(data):
+        raise ValueError(f"{key or 'the document'} is not a JSON value: {why}")
+    return data
+
+
 def _not_json(value: Any, key: str = "") -> list[tuple[str, str]]:
     """``(key path, why)`` for every part of ``value`` that is not JSON data canal can keep
     (depth is bounded by the loader, so recursion here is too)."""

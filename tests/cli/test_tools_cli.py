@@ -120,6 +120,13 @@ def test_run_stops_where_answers_run_out_and_resumes(platform, tmp_path):
 @pytest.mark.parametrize("content, message", [
     ("[1, 2]", "must map step ids to objects of field values"),
     ("{unclosed: [", "cannot read"),
+    # a few bytes of aliases expand into gigabytes
+    ("a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n", "aliases (*name) are not allowed"),
+    ("collect-project-info: {when: 2024-01-01T10:00:00, key: !!binary aGk=}",
+     "collect-project-info.key is not a JSON value: bytes (!!binary)"),
+    ("collect-project-info: {ratio: .nan}",
+     "collect-project-info.ratio is not a JSON value: a number that is not finite"),
+    ("x: " + "[" * 40 + "]" * 40, "nested more than 32 levels deep"),
 ])
 def test_run_refuses_a_bad_answers_file(platform, tmp_path, content, message):
     answers = tmp_path / "answers.yaml"
