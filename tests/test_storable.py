@@ -120,6 +120,7 @@ def test_tool_results_are_made_storable_whatever_the_client(workflows, tmp_path)
         def call(self, tool, arguments, timeout=None):
             return {"big": -BIG, "small": 7, "text": "a\ud800b", "pair": "\ud83d\ude00"}
 
+        def prepare(self, tool): pass
         def safe_to_repeat(self, tool): return False
         def destructive(self, tool): return False
         def server_of(self, tool): return None

@@ -50,7 +50,6 @@ from canal.nodes.keys import call_key, safe_to_repeat
 from canal.nodes.sensitive import TextSealer, open_gate
 from canal.spec.models import RetrySpec, StepSpec, WorkflowSpec
 from canal.spec.templates import resolve, state_lookup
-from canal.tools.client import prepare
 
 
 def _digest(arguments: Any, sealer: TextSealer) -> str:
@@ -133,7 +132,7 @@ def journaled(call: Call, deps: Deps, thread: str, key: str, arguments: dict[str
             "in_flight": True}
     # Starting a server sends nothing, so it is retried whatever the tool, and the call is
     # journaled as sent only once the server is ready.
-    ready, starts = with_retries(call, deps, lambda: prepare(deps.tools, call.tool), True)
+    ready, starts = with_retries(call, deps, lambda: deps.tools.prepare(call.tool), True)
     if not ready["ok"]:
         return ready, ({"tries": starts} if starts else {})
     if known is None:

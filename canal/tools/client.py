@@ -73,13 +73,6 @@ def _int64_or_digits(digits: str) -> int | str:
     return number if INT64_MIN <= number <= INT64_MAX else digits
 
 
-def prepare(tools: Any, tool: str) -> None:
-    """``tools.prepare(tool)``; a client written before ``prepare`` existed skips it."""
-    method = getattr(tools, "prepare", None)
-    if method is not None:
-        method(tool)
-
-
 class Delegating:
     """A ``ToolClient`` that passes everything on to ``inner``; subclasses change ``call``."""
 
@@ -90,7 +83,7 @@ class Delegating:
         return self.inner.call(tool, arguments, timeout)
 
     def prepare(self, tool: str) -> None:
-        prepare(self.inner, tool)
+        self.inner.prepare(tool)
 
     def safe_to_repeat(self, tool: str) -> bool:
         return self.inner.safe_to_repeat(tool)
