@@ -116,8 +116,8 @@ def _advance(canal: Facade, thread_id: str, gate_data: dict[str, Any] | None = N
     return canal.advance(thread_id, gate_data, step=step).to_json()
 
 
-ANSWERS = ("Every answer is one JSON document; status \"error\" means canal refused the "
-           "request and changed nothing (error.message says why).")
+ANSWERS = ("Every answer is one JSON document; status \"error\" means the request was "
+           "refused or failed, and error.message says why.")
 
 ENVELOPE = (
     "The answer is the run's envelope: thread_id, status, and step, the one step to do now "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from canal import Canal, UsageError
+from canal import Canal, PythonTools, UsageError
 from tests.cli.test_tools_cli import SERVER, SHIPPED
-from tests.conftest import Cli
+from tests.conftest import Cli, Recorder, project_steps, write_workflow
 
 WORKFLOW = SHIPPED.name
 PROJECT = {"project_name": ["billing"], "host": ["billing.example.com"], "auth_mode": [1],
@@ -274,3 +275,40 @@ def test_each_tool_answers_what_the_cli_prints(platform: Path) -> None:
         assert destructive == cli("call", "delete_project", "--args",
                                   '{"project_id": 1}').json
         assert destructive["error"]["code"] == "needs_confirmation"
+
+
+def test_calls_in_one_message_are_answered_one_after_another(workflows: Path, tmp_path: Path,
+                                                             recorder: Recorder) -> None:
+    """LangChain runs the calls of one message in parallel threads; the tools take them one
+    at a time, so the second advance sees where the first left the run (stale) instead of
+    colliding with it (conflict)."""
+    write_workflow(workflows, "create-project", project_steps())
+
+    def slow_create_project(**kwargs: Any) -> dict[str, Any]:
+        time.sleep(0.5)  # the first advance is still running when the second arrives
+        return recorder.create_project(**kwargs)
+
+    tools = PythonTools({"create_project": slow_create_project,
+                         "create_role": recorder.create_role})
+    data = {"project_name": "billing", "host": "billing.example.com"}
+
+    def policy(messages: list[BaseMessage]) -> AIMessage:
+        if not isinstance(messages[-1], ToolMessage):
+            return AIMessage(content="", tool_calls=[{
+                "name": "start", "args": {"workflow": "create-project", "thread_id": "t1"},
+                "id": "start", "type": "tool_call"}])
+        if len(messages) == 3:  # the start's answer: the same answer twice, at once
+            return AIMessage(content="", tool_calls=[{
+                "name": "advance", "id": f"advance-{n}", "type": "tool_call",
+                "args": {"thread_id": "t1", "step": "collect-project-info",
+                         "gate_data": data}} for n in (1, 2)])
+        return AIMessage(content="done")
+
+    with Canal(workflows=workflows, home=tmp_path / ".canal", tools=tools) as canal:
+        out = create_agent(ScriptedModel(policy=policy), canal.as_tools()).invoke(
+            {"messages": [HumanMessage("Create the billing project.")]})
+        answers = [json.loads(m.content) for m in out["messages"]
+                   if isinstance(m, ToolMessage) and m.name == "advance"]
+        assert sorted(a["status"] for a in answers) == ["awaiting_input", "stale"]
+        assert [name for name, _ in recorder.calls] == ["create_project", "create_role"]
+        assert canal.current("t1").step.id == "summary"
