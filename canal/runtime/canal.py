@@ -16,7 +16,7 @@ import contextlib
 import secrets
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
@@ -47,6 +47,11 @@ from canal.spec.validate import load_files, load_workflow
 from canal.tools.cache import ToolCache
 from canal.tools.client import PythonTools, StorableResults, ToolClient
 from canal.tools.routed import RoutedTools
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from langchain_core.tools import BaseTool
 
 FINISHED = ("completed", "aborted")
 UNSAVED_PENDING = (
@@ -552,6 +557,14 @@ class Canal:
 
     def call(self, tool: str, arguments: Any, confirm: bool = False) -> dict[str, Any]:
         return self.tool_commands.call(tool, arguments, confirm)
+
+    def as_tools(self, include: Iterable[str] | None = None) -> list[BaseTool]:
+        """canal's commands as LangChain tools for an agent (``canal.runtime.agent_tools``):
+        ``workflows``, ``index``, ``meta``, ``start``, ``advance``, ``current``, ``runs`` and
+        ``abort``, or the ones ``include`` names (``call`` too)."""
+        from canal.runtime.agent_tools import agent_tools
+
+        return agent_tools(self, include)
 
     # -- helpers -----------------------------------------------------------------------
 
