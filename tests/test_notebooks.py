@@ -44,6 +44,8 @@ def test_embedding(tmp_path):
     assert "Said: hello Grace\ncompleted HELLO GRACE\n" in text
     # streamed with top-level await: the notification's node, then the final status
     assert "done ['cursor', 'failure', 'log', 'rejected', 'status']\ncompleted\n" in text
+    # an agent (LangChain's create_agent, an offline model) through canal's tools
+    assert "['start', 'advance', 'advance']\ncompleted {'text': 'hello Edsger'}\n" in text
     # the graph, as Mermaid for Jupyter to render
     (shown,) = [o["data"]["text/markdown"] for o in outputs[-1] if "data" in o]
     assert shown.startswith("```mermaid\n") and "greet.call" in shown
