@@ -7,7 +7,7 @@ built from the state the graph saved. It checks a submission with the same gate 
 the graph runs, only to answer a rejection without touching the graph. Reading operations
 (``current``, ``runs``, ``history``) read the latest checkpoint and never import
 LangGraph's graph engine. Tool commands are the ``ToolCommands`` service, history and
-pruning the ``Retention`` service.
+pruning the ``Retention`` service, reading runs the ``Reader`` service.
 """
 
 from __future__ import annotations
@@ -20,20 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
-from canal.errors import RunNotFound, RunStateError, WorkflowInvalid, WorkflowNotFound
+from canal.errors import RunNotFound, RunStateError, WorkflowNotFound
 from canal.limits import check as check_limits
 from canal.limits import json_plain_data
-from canal.nodes.failure import STOPPED
 from canal.nodes.gate import check_gate
-from canal.nodes.keys import call_key, safe_to_repeat
 from canal.nodes.sensitive import TextSealer
 from canal.nodes.view import gate_of, stopped_mid_step
 from canal.runtime.envelope import Envelope, completed_steps, envelope_of, missing_fields
 from canal.runtime.log import unsaved
+from canal.runtime.reader import Reader, config_of
 from canal.runtime.retention import Retention
 from canal.runtime.tools import ToolCommands
 from canal.spec.loader import (
-    Content,
     Files,
     check_name,
     digest_of,
@@ -91,7 +89,7 @@ class Canal:
         self._store: Store | None = None
         self._sealer: TextSealer | None = None
         self._graphs: dict[str, Any] = {}  # content digest -> graph on the store's saver
-        self._specs: dict[str, WorkflowSpec] = {}  # content digest -> pinned definition
+        self.reader = Reader(self)
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -120,7 +118,7 @@ class Canal:
             self._store.close()
             self._store = None
             self._graphs.clear()
-            self._specs.clear()
+            self.reader.clear()
 
     def __enter__(self) -> Canal:
         return self
@@ -213,75 +211,17 @@ class Canal:
         """Keep ``files``, the definition ``spec`` was loaded from, under its digest."""
         self.store.save_definition(spec.digest, spec.name, pinnable(files))
 
-    @staticmethod
-    def _config(thread_id: str) -> dict[str, Any]:
-        return {"configurable": {"thread_id": thread_id}}
-
     def has_run(self, thread_id: str) -> bool:
         """Whether a run with this thread id exists (a start that never finished made none)."""
-        return (self.store.lookup(check_name(thread_id, "thread")) is not None
-                and self._latest(thread_id) is not None)
+        return self.reader.has_run(thread_id)
 
     def values(self, thread_id: str) -> dict[str, Any]:
-        """The latest state of run ``thread_id`` (RunNotFound when there is none).
-
-        A thread id registered by a start that never saved the run's first state (it
-        failed, or its process died, in between) names no run: every command answers
-        RunNotFound, ``runs`` leaves it out, ``start`` may take the id again and ``prune``
-        removes it."""
-        check_name(thread_id, "thread")
-        if self.store.lookup(thread_id) is None:
-            raise RunNotFound(f"no run with thread id {thread_id!r}", thread_id=thread_id)
-        checkpoint = self._latest(thread_id)
-        if checkpoint is None:
-            raise RunNotFound(f"no run with thread id {thread_id!r}: its start did not finish "
-                              "(start it again, or prune removes it)", thread_id=thread_id)
-        return dict(checkpoint["channel_values"])
-
-    def _latest(self, thread_id: str) -> dict[str, Any] | None:
-        """The thread's latest checkpoint, or None when no start got as far as saving the
-        run's first state."""
-        found = self.store.saver().get_tuple(self._config(thread_id))
-        if found is None or not found.checkpoint["channel_values"].get("workflow"):
-            return None
-        return dict(found.checkpoint)
+        """The latest state of run ``thread_id`` (RunNotFound when there is none)."""
+        return self.reader.values(thread_id)
 
     def run(self, thread_id: str) -> tuple[WorkflowSpec, dict[str, Any]]:
         """The run's pinned definition and its latest state."""
-        values = self.values(thread_id)
-        return self._pinned(thread_id, values), values
-
-    def _pinned(self, thread_id: str, values: dict[str, Any]) -> WorkflowSpec:
-        """The definition the run started with (or migrated to), never another one.
-
-        A run saved before definitions were pinned (or whose pinned copy is gone) uses the
-        files on disk only while they are exactly that definition (same content digest).
-        """
-        digest, name = values["digest"], values["workflow"]
-        spec = self._specs.get(digest)
-        if spec is None:
-            files = self.store.definition(digest)
-            if files is not None:
-                spec = load_files(name, {k: v.encode() for k, v in files.items()},
-                                  f"pinned {digest}")
-            else:
-                folder, on_disk = self._on_disk(name)
-                if folder is None or digest_of(on_disk) != digest:
-                    raise WorkflowNotFound(
-                        f"run {thread_id!r} needs the definition of workflow {name!r} it "
-                        f"started with ({digest}), which is no longer saved, and the one in "
-                        f"{self.settings.workflows} differs or is gone; put back the files "
-                        "the run started with", workflow=name, thread_id=thread_id)
-                spec = load_files(name, on_disk, str(folder))
-            self._specs[digest] = spec
-        return spec
-
-    def _on_disk(self, name: str) -> tuple[Path | None, dict[str, Content]]:
-        try:
-            folder = workflow_dir(self.settings.workflows, name)
-        except WorkflowNotFound:
-            return None, {}
-        return folder, workflow_files(folder)
+        return self.reader.run(thread_id)
 
     def _invoke(self, spec: WorkflowSpec, thread_id: str, graph_input: Any) -> Envelope:
         """Send the graph one input; the envelope of where the run stops, with the tool
@@ -293,7 +233,7 @@ class Canal:
         since = head_id(saver, thread_id)
         try:
             with _untraced_if_sensitive(spec):
-                graph.invoke(graph_input, self._config(thread_id), durability="sync")
+                graph.invoke(graph_input, config_of(thread_id), durability="sync")
         finally:
             self.tools.close()
         after = self.values(thread_id)
@@ -311,7 +251,7 @@ class Canal:
         step = spec.step(values["cursor"])
         attempt = (values.get("attempts") or {}).get(step.id, 0)
         command, as_node = parked(step, thread_id, attempt)
-        self._graph(spec).update_state(self._config(thread_id), command, as_node=as_node)
+        self._graph(spec).update_state(config_of(thread_id), command, as_node=as_node)
 
     def _drop_unsaved(self, spec: WorkflowSpec, thread_id: str) -> dict[str, Any] | None:
         """Drop what a process that died between a node's writes and the next checkpoint
@@ -319,10 +259,10 @@ class Canal:
         what was dropped, described, or None. The latest checkpoint is copied without its
         pending writes (LangGraph's ``as_node="__copy__"``); the call journal keeps every
         tool outcome, so a call that node made is replayed, never lost or sent twice."""
-        left = unsaved(self.store.saver().get_tuple(self._config(thread_id)))
+        left = unsaved(self.store.saver().get_tuple(config_of(thread_id)))
         if left is None:
             return None
-        self._graph(spec).update_state(self._config(thread_id), None, as_node="__copy__")
+        self._graph(spec).update_state(config_of(thread_id), None, as_node="__copy__")
         return {**left, "dropped": True, "note": UNSAVED_DROPPED}
 
     # -- operations --------------------------------------------------------------------
@@ -346,16 +286,16 @@ class Canal:
                 return self._invoke(spec, thread_id, {})
             except BaseException:
                 with contextlib.suppress(Exception):  # the first error is the one to report
-                    if self._latest(thread_id) is None:
+                    if self.reader.latest(thread_id) is None:
                         self.store.forget(thread_id)
                 raise
 
     def _reclaim(self, thread_id: str) -> None:
         """Free a thread id that a start which never finished left registered."""
-        if self.store.lookup(thread_id) is None or self._latest(thread_id) is not None:
+        if self.store.lookup(thread_id) is None or self.reader.latest(thread_id) is not None:
             return
         with self.store.lock(thread_id):  # a start under way holds it: RunConflict
-            if self.store.lookup(thread_id) is not None and self._latest(thread_id) is None:
+            if self.store.lookup(thread_id) is not None and self.reader.latest(thread_id) is None:
                 self.store.forget(thread_id)
 
     def advance(self, thread_id: str, data: Any = None, step: str | None = None) -> Envelope:
@@ -402,14 +342,14 @@ class Canal:
         """Where the run stands: its step, what is done, what is still to be collected."""
         spec, values = self.run(thread_id)
         env = envelope_of(thread_id, spec, values, self.sealer,
-                          stopped=self._stopped(thread_id, spec, values))
+                          stopped=self.reader.stopped(thread_id, spec, values))
         env.completed = completed_steps(spec, values)
-        left = unsaved(self.store.saver().get_tuple(self._config(thread_id)))
+        left = unsaved(self.store.saver().get_tuple(config_of(thread_id)))
         if left is not None:
             env.unsaved = {**left, "dropped": False, "note": UNSAVED_PENDING}
         if env.status == "awaiting_input":
             env.missing = missing_fields(gate_of(spec, values))
-        _, files = self._on_disk(spec.name)
+        _, files = self.reader.on_disk(spec.name)
         on_disk = digest_of(files) if files else None
         env.definition = {"digest": spec.digest, "on_disk": on_disk,
                           "changed": on_disk != spec.digest}
@@ -432,22 +372,6 @@ class Canal:
             if not stopped_mid_step(spec, values):
                 return envelope_of(thread_id, spec, values, self.sealer)
             return self._invoke(spec, thread_id, None)
-
-    def _stopped(self, thread_id: str, spec: WorkflowSpec, values: dict[str, Any]) -> str:
-        """Why a run that stopped mid-step stands where it does, from the call journal."""
-        if not stopped_mid_step(spec, values):
-            return STOPPED["unknown"]
-        step = spec.step(values["cursor"])
-        key = call_key(thread_id, step.id, (values.get("attempts") or {}).get(step.id, 0))
-        known = self.store.call_record(thread_id, key)
-        if known is None:
-            return STOPPED["not_sent"]
-        if known["outcome"] is not None:
-            return STOPPED["finished"]
-        assert step.automation is not None
-        if safe_to_repeat(step.automation.tool, step.automation.idempotent, self.tools):
-            return STOPPED["safe"]
-        return STOPPED["in_flight"]
 
     def migrate(self, thread_id: str) -> Envelope:
         """Move a run onto the definition now on disk, when that is safe for where it stands.
@@ -472,7 +396,7 @@ class Canal:
         with self._writer(thread_id):
             old, values = self.run(thread_id)
             self._ensure_open(thread_id, values)
-            folder, files = self._on_disk(old.name)
+            folder, files = self.reader.on_disk(old.name)
             if folder is None:
                 raise WorkflowNotFound(f"no workflow {old.name!r} in {self.settings.workflows}",
                                        workflow=old.name)
@@ -493,7 +417,7 @@ class Canal:
                 "log": [entry("migrate", cursor, **{"from": old.digest, "to": new.digest})]})
             # The waiting node runs on the next answer (LangGraph hands a resume value to
             # the first interrupt the node raises): nothing runs now.
-            self._graph(new).update_state(self._config(thread_id), move, as_node=waiting)
+            self._graph(new).update_state(config_of(thread_id), move, as_node=waiting)
         return self.current(thread_id)
 
     def abort(self, thread_id: str) -> Envelope:
@@ -513,29 +437,9 @@ class Canal:
             return env
 
     def runs(self) -> list[dict[str, Any]]:
-        """Every run: thread id, workflow, status, current step, creation and update times.
-
-        Each status is read against the run's pinned definition (``unknown`` when that is
-        gone); a start that never finished is not a run and is not listed."""
-        out = []
-        for record in self.store.records():
-            checkpoint = self._latest(record.thread_id)
-            if checkpoint is None:
-                continue
-            values = checkpoint["channel_values"]
-            status = values.get("status", "unknown")
-            if status == "running":
-                try:
-                    spec = self._pinned(record.thread_id, values)
-                except (WorkflowNotFound, WorkflowInvalid):
-                    status = "unknown"
-                else:
-                    status = envelope_of(record.thread_id, spec, values, None).status
-            out.append({"thread_id": record.thread_id, "workflow": record.workflow,
-                        "status": status, "step": values.get("cursor"),
-                        "created_at": record.created_at,
-                        "updated_at": checkpoint["ts"]})
-        return out
+        """Every run: thread id, workflow, status, current step, creation and update times
+        (``Reader.runs``)."""
+        return self.reader.runs()
 
     # -- the services, as facade methods ------------------------------------------------
 
