@@ -4,7 +4,6 @@ the final state, all through the server's own checkpointer."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_sync_client
 
-from tests.servers.langgraph_dev import ROOT, copy_project, langgraph_dev
+from tests.servers.langgraph_dev import copy_project, langgraph_dev
 
 WORKFLOW = "create-permission-set"
 PROJECT = {"project_name": "billing", "host": "billing.example.com", "auth_mode": 1,
@@ -72,8 +71,3 @@ def test_the_server_runs_the_shipped_workflow_through_its_gates(served):
     assert column(database, "SELECT name FROM projects") == ["billing"]
     assert column(database, "SELECT role_name FROM roles") == ["reader"]
 
-
-def test_every_shipped_workflow_is_served_under_its_own_name():
-    graphs = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))["graphs"]
-    shipped = sorted(p.name for p in (ROOT / "workflows").iterdir() if p.is_dir())
-    assert graphs == {name: f"canal.integrations.langgraph_server:{name}" for name in shipped}
