@@ -20,6 +20,7 @@ Every other module-level name starts with ``_``, so any workflow name is free to
 
 import sys as _sys
 
+from canal.errors import WorkflowInvalid as _WorkflowInvalid
 from canal.runtime.canal import Canal as _Canal
 
 
@@ -27,7 +28,13 @@ def _load() -> None:
     canal = _Canal()
     module = vars(_sys.modules[__name__])
     for name in canal.workflows():
-        module[name] = canal.compile(canal.workflow(name), checkpointer=None)
+        try:
+            spec = canal.workflow(name)
+        except _WorkflowInvalid as exc:  # the server prints the traceback: give it the list
+            for problem in exc.problems:
+                exc.add_note(f"  {problem}")
+            raise
+        module[name] = canal.compile(spec, checkpointer=None)
 
 
 _load()
