@@ -24,12 +24,16 @@ def _ours(spec: Any) -> bool:
     return isinstance(spec, str) and spec.startswith(f"{ENTRY_MODULE}:")
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
 def _read(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        config = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_json)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ConfigError(f"{path}: cannot read it as JSON: {exc}; nothing was written") from exc
     if not isinstance(config, dict) or not isinstance(config.get("graphs", {}), dict):
         raise ConfigError(f"{path}: expected a JSON object whose 'graphs' is an object; "
@@ -52,7 +56,8 @@ def write_langgraph_json(path: Path, workflows: list[str]) -> dict[str, Any]:
     config = {"dependencies": ["."], **config, "graphs": {**kept, **ours}}
     tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        text = json.dumps(config, indent=2, ensure_ascii=False, allow_nan=False)
+        tmp.write_text(text + "\n", encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write it: {exc}") from exc

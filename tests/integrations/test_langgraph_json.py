@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Cli, project_steps, write_workflow
 
 ENTRY = "canal.integrations.langgraph_server"
@@ -43,11 +45,13 @@ def test_a_users_graph_with_a_workflows_name_is_a_conflict(cli: Cli, project: Pa
     assert (project / "langgraph.json").read_text(encoding="utf-8") == text
 
 
-def test_a_file_that_is_not_json_is_a_configuration_error(cli: Cli, project: Path):
-    (project / "langgraph.json").write_text("{graphs", encoding="utf-8")
+@pytest.mark.parametrize("text", ["{graphs", '{"graphs": {}, "x": NaN}', "[]"])
+def test_a_file_that_is_not_a_json_object_is_a_configuration_error(cli: Cli, project: Path,
+                                                                    text: str):
+    (project / "langgraph.json").write_text(text, encoding="utf-8")
     out = cli("langgraph-json", "--output", "langgraph.json")
     assert out.code == 8 and "langgraph.json" in out.json["error"]["message"]
-    assert (project / "langgraph.json").read_text(encoding="utf-8") == "{graphs"
+    assert (project / "langgraph.json").read_text(encoding="utf-8") == text
 
 
 def test_the_shipped_file_is_what_the_command_writes(tmp_path: Path):
