@@ -127,6 +127,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         return drive(canal, args)
 
 
+def langgraph_json(args: argparse.Namespace) -> dict[str, Any]:
+    from pathlib import Path
+
+    from canal.integrations.langgraph_json import write_langgraph_json
+
+    with _canal(args) as canal:
+        return write_langgraph_json(Path(args.output), canal.workflows())
+
+
+def _langgraph_json_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", default="langgraph.json", metavar="PATH",
+                        help="the file to write (default ./langgraph.json)")
+
+
 def _no_arguments(parser: argparse.ArgumentParser) -> None:
     """The command takes only the common options."""
 
@@ -214,4 +228,7 @@ COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None
     ("meta", meta, "one tool's fields after its rules", _meta_arguments),
     ("call", call, "call one tool, checked against its metadata", _call_arguments),
     ("run", run, "drive a workflow in the terminal (prompts per gate field)", _run_arguments),
+    ("langgraph-json", langgraph_json,
+     "write every workflow into langgraph.json for LangGraph Server",
+     _langgraph_json_arguments),
 ]

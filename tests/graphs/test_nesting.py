@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TypedDict
 
+import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
@@ -86,3 +87,59 @@ def test_called_from_a_node_function(workflows, tmp_path, recorder):
     # the parent's checkpointer holds the nested run (its namespace), not canal's own file
     namespaces = {c.config["configurable"]["checkpoint_ns"] for c in saver.list(None)}
     assert any(ns.startswith("run_workflow:") for ns in namespaces)
+
+
+class Mapped(TypedDict, total=False):
+    project_name: str
+    host: str
+    status: str
+    gate: dict[str, Any]
+    result: dict[str, Any]
+    role: str
+
+
+def mapped_parent(workflows: Path, tmp_path: Path, recorder: Any, style: str) -> Any:
+    """A parent that maps its own ``project_name`` and ``host`` into the workflow's
+    pre-answers and its ``role`` out of the results, built from scratch each time (a new
+    ``Canal``, a new connection to the parent's checkpoints), as a new process would."""
+    workflow = canal_for(workflows, tmp_path, recorder).compile("create-project",
+                                                                checkpointer=None)
+
+    def answers(state: Mapped) -> dict[str, Any]:
+        return {"collect-project-info": {"project_name": state["project_name"],
+                                         "host": state["host"]}}
+
+    builder = StateGraph(Mapped)
+    if style == "node":  # the parent writes the pre-answers into the shared `gate` key
+        builder.add_node("map_in", lambda state: {"gate": answers(state)})
+        builder.add_node("workflow", workflow)
+        builder.add_edge(START, "map_in")
+        builder.add_edge("map_in", "workflow")
+        last = "workflow"
+    else:
+        def run_workflow(state: Mapped) -> dict[str, Any]:
+            out = workflow.invoke({"gate": answers(state)})
+            return {"status": out["status"], "result": out["result"]}
+        builder.add_node("run_workflow", run_workflow)
+        builder.add_edge(START, "run_workflow")
+        last = "run_workflow"
+    builder.add_node("map_out", lambda state: {"role": state["result"]["create-role"]["role_id"]})
+    builder.add_edge(last, "map_out")
+    builder.add_edge("map_out", END)
+    return builder.compile(checkpointer=parent_saver(tmp_path))
+
+
+@pytest.mark.parametrize("style", ["node", "function"])
+def test_the_parent_maps_its_keys_in_and_out_and_resumes_from_a_new_object(
+        workflows, tmp_path, recorder, style):
+    config = {"configurable": {"thread_id": f"mapped-{style}"}}
+    parent = mapped_parent(workflows, tmp_path, recorder, style)
+    first = parent.invoke({"project_name": "billing", "host": "billing.example.com"}, config)
+    (interrupt,) = first["__interrupt__"]  # pre-answered: straight to the notification
+    assert interrupt.value["step"]["instructions"] == "Project 42 has role role-42."
+    assert [name for name, _ in recorder.calls] == ["create_project", "create_role"]
+
+    again = mapped_parent(workflows, tmp_path, recorder, style)
+    done = again.invoke(Command(resume={"ack": True}), config)
+    assert done["status"] == "completed" and done["role"] == "role-42"
+    assert [name for name, _ in recorder.calls] == ["create_project", "create_role"]

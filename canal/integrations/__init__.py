@@ -1,0 +1,1 @@
+"""Doors onto canal from other frameworks (the LangGraph Server entry, ...)."""
