@@ -12,8 +12,10 @@ pruning the ``Retention`` service.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -70,6 +72,11 @@ class Canal:
     file, ``tools`` the ``ToolClient`` automated steps call (default: Python tools from
     ``canal.yaml``, then the MCP tools in the tool cache).
     """
+
+    on_event: Callable[[dict[str, Any]], None] | None = None
+    """Called with each tool event (``canal.nodes.events``) while ``start``, ``advance``,
+    ``recover`` or ``abort`` runs, from the thread that called them (``canal run`` shows
+    a progress line with it)."""
 
     def __init__(self, workflows: str | Path | None = None, home: str | Path | None = None,
                  checkpointer: Any = None, tools: ToolClient | None = None,
@@ -288,7 +295,7 @@ class Canal:
         since = head_id(saver, thread_id)
         try:
             with _untraced_if_sensitive(spec):
-                graph.invoke(graph_input, self._config(thread_id), durability="sync")
+                self._run_graph(graph, graph_input, self._config(thread_id))
         finally:
             self.tools.close()
         after = self.values(thread_id)
@@ -297,6 +304,16 @@ class Canal:
                      **({"compensation": True} if e["kind"] == "compensate" else {})}
                     for e in new if e["kind"] in ("tool", "compensate")]
         return envelope_of(thread_id, spec, after, self.sealer, executed)
+
+    def _run_graph(self, graph: Any, graph_input: Any, config: dict[str, Any]) -> None:
+        """Run ``graph`` until it pauses or ends, handing each tool event
+        (``canal.nodes.events``) to ``on_event`` as it happens when one is set."""
+        listener = self.on_event
+        if listener is None:
+            graph.invoke(graph_input, config, durability="sync")
+            return
+        for event in graph.stream(graph_input, config, stream_mode="custom", durability="sync"):
+            listener(event)
 
     def _park(self, spec: WorkflowSpec, thread_id: str, values: dict[str, Any]) -> None:
         """Park a run whose process died mid-step at that step's recovery node, so the
@@ -506,6 +523,17 @@ class Canal:
             env = self._invoke(spec, thread_id, Command(resume=ABORT))
             env.unsaved = dropped
             return env
+
+    # -- async forms: the same operations, run in a worker thread ------------------------
+
+    async def astart(self, name: str, thread_id: str | None = None) -> Envelope:
+        """``start`` without blocking the event loop (it runs in a worker thread)."""
+        return await asyncio.to_thread(self.start, name, thread_id)
+
+    async def aadvance(self, thread_id: str, data: Any = None,
+                       step: str | None = None) -> Envelope:
+        """``advance`` without blocking the event loop (it runs in a worker thread)."""
+        return await asyncio.to_thread(self.advance, thread_id, data, step)
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run: thread id, workflow, status, current step, creation and update times.
