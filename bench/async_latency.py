@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -27,8 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.runtime import STEPS, make, role  # noqa: E402
-from tests.conftest import write_workflow  # noqa: E402
+from bench.runtime import make, median_ms, role, workflow_dir  # noqa: E402
 
 ANSWER = {"name": "n", "host": "h"}
 
@@ -120,17 +117,11 @@ def graph_async(workdir: Path, runs: int, aiosqlite_saver: bool) -> list[float]:
     return samples
 
 
-def median_ms(samples: list[float]) -> str:
-    return f"{statistics.median(samples) * 1000:.1f}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        workdir = Path(tmp)
-        write_workflow(workdir / "workflows", "flow", STEPS)
+    with workflow_dir() as workdir:
         rows = [
             ("`Canal.advance` (sync)", facade(workdir, args.runs, "sync")),
             ("`Canal.advance` with an `on_event` listener", facade(workdir, args.runs,
