@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -307,13 +308,22 @@ class Canal:
 
     def _run_graph(self, graph: Any, graph_input: Any, config: dict[str, Any]) -> None:
         """Run ``graph`` until it pauses or ends, handing each tool event
-        (``canal.nodes.events``) to ``on_event`` as it happens when one is set."""
+        (``canal.nodes.events``) to ``on_event`` as it happens when one is set. A listener
+        that fails is logged and dropped: showing progress must never stop a run midway."""
         listener = self.on_event
         if listener is None:
             graph.invoke(graph_input, config, durability="sync")
             return
         for event in graph.stream(graph_input, config, stream_mode="custom", durability="sync"):
-            listener(event)
+            if listener is None:
+                continue
+            try:
+                listener(event)
+            except Exception:  # the boundary: the listener is the caller's code
+                logging.getLogger("canal.runtime").warning(
+                    "on_event listener failed; no more tool events this operation",
+                    exc_info=True)
+                listener = None
 
     def _park(self, spec: WorkflowSpec, thread_id: str, values: dict[str, Any]) -> None:
         """Park a run whose process died mid-step at that step's recovery node, so the

@@ -76,7 +76,7 @@ def test_a_slow_mcp_call_under_ainvoke_leaves_the_event_loop_free(mcp_canal):
     # The call took 1.5 s; a loop blocked by it would show one gap of that length.
     gaps = [b - a for a, b in itertools.pairwise(ticks)]
     assert ticks[-1] - ticks[0] >= 1.5
-    assert max(gaps) < 0.75, max(gaps)
+    assert max(gaps) < 1.0, max(gaps)
 
 
 @pytest.mark.parametrize("mcp_canal", ["memory:"], indirect=True)
