@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, TypedDict
 
@@ -57,6 +59,15 @@ class State(TypedDict, total=False):
 
 def median_ms(samples: list[float]) -> str:
     return f"{statistics.median(samples) * 1000:.1f}"
+
+
+@contextmanager
+def workflow_dir() -> Iterator[Path]:
+    """A temporary folder whose ``workflows`` holds the bench workflow ``flow``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        write_workflow(workdir / "workflows", "flow", STEPS)
+        yield workdir
 
 
 def cli_startup(workdir: Path, runs: int) -> dict[str, list[float]]:
@@ -146,9 +157,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        workdir = Path(tmp)
-        write_workflow(workdir / "workflows", "flow", STEPS)
+    with workflow_dir() as workdir:
         cli = cli_startup(workdir, max(3, args.runs // 4))
         ours = canal_advance(workdir, args.runs)
         hand = langgraph_advance(workdir, args.runs)

@@ -153,7 +153,9 @@ def postgres_store(url: str, sealer: Any = None) -> CanalStore:
     def saver() -> Any:
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        made = PostgresSaver(db.pool(), serde=sealer.serde() if sealer else None)
+        from canal.checkpoints.threaded import threaded
+
+        made = threaded(PostgresSaver)(db.pool(), serde=sealer.serde() if sealer else None)
         made.setup()
         return made
 

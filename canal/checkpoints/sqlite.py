@@ -79,10 +79,13 @@ def sqlite_store(path: str | Path, sealer: Any = None) -> CanalStore:
     def saver() -> Any:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        saver = SqliteSaver(db.connection(), serde=sealer.serde() if sealer else None)
+        from canal.checkpoints.threaded import threaded
+
+        saver = threaded(SqliteSaver)(db.connection(),
+                                      serde=sealer.serde() if sealer else None)
         # One connection, one lock: LangGraph writes checkpoints from a background thread
         # (durability="async") while a node writes the call journal.
-        saver.lock = db.guard  # type: ignore[assignment]  # an RLock: canal's reads re-enter
+        saver.lock = db.guard  # an RLock: canal's reads re-enter
         return saver
 
     return CanalStore(Tables(db, SQLITE, sealer), saver, FileLocks(file))

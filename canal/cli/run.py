@@ -5,8 +5,8 @@ Enter to skip an optional field); notifications are shown and acknowledged; a fa
 asks whether to retry, skip or abort. ``--answers FILE`` (JSON or YAML, ``{step id: {field:
 value}}``, ``{failed step id: {action: ...}}``) scripts the run instead. A scripted action
 is given to a failed step once: if the step fails again, the run stops there (exit 7), so a
-scripted ``retry`` can never loop. Prompts and progress go to stderr; stdout gets the final
-envelope as JSON, like every other command.
+scripted ``retry`` can never loop. Prompts and progress (a live line while a tool runs, on a
+terminal) go to stderr; stdout gets the final envelope as JSON, like every other command.
 """
 
 from __future__ import annotations
@@ -144,7 +144,20 @@ def show(env: dict[str, Any]) -> None:
 
 
 def drive(canal: Any, args: argparse.Namespace, ask: Ask = ask_line) -> dict[str, Any]:
-    """Run or resume a workflow to its end (or to a scripted run's missing answer)."""
+    """Run or resume a workflow to its end (or to a scripted run's missing answer), showing
+    each tool call's progress on stderr while it runs (``canal.cli.progress``)."""
+    from canal.cli.progress import progress_for
+
+    progress = progress_for(sys.stderr)
+    canal.on_event = progress
+    try:
+        return _drive(canal, args, ask)
+    finally:
+        progress.close()
+        canal.on_event = None
+
+
+def _drive(canal: Any, args: argparse.Namespace, ask: Ask) -> dict[str, Any]:
     answers = load_answers(args.answers, canal.settings.limits) if args.answers else None
     if args.thread_id and canal.has_run(args.thread_id):
         env = canal.current(args.thread_id).to_json()

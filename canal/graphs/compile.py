@@ -4,7 +4,8 @@ The graph holds every rule (DESIGN.md §8): ``run.begin`` starts or re-enters a 
 interactive and notification step is one node that pauses and checks its own answers;
 each automated step is three nodes, ``<id>`` (confirmation, passing straight through unless
 the run asks for one), ``<id>.call`` and ``<id>.recover``; ``abort.compensate`` is where
-every abort goes. Nodes route with ``Command(goto=...)``, so edges are declared as node
+every abort goes. Each node's metadata and tags name its step (``canal.graphs.tracing``).
+Nodes route with ``Command(goto=...)``, so edges are declared as node
 destinations, and ``draw_mermaid()`` shows exactly what runs.
 """
 
@@ -16,6 +17,7 @@ from langgraph.graph import END, START, StateGraph
 
 from canal.graphs.guard import guarded
 from canal.graphs.state import RunInput, RunState
+from canal.graphs.tracing import node_metadata, tag_nodes
 from canal.nodes.automated import automated, recovery
 from canal.nodes.base import BEGIN, COMPENSATE, call_node, recovery_node
 from canal.nodes.begin import begin
@@ -24,16 +26,18 @@ from canal.nodes.confirmation import confirmation
 from canal.nodes.deps import Deps
 from canal.nodes.interactive import interactive
 from canal.nodes.notification import notification
-from canal.spec.models import WorkflowSpec
+from canal.spec.models import StepSpec, WorkflowSpec
 
 
 def build_graph(spec: WorkflowSpec, deps: Deps) -> StateGraph:
     """The uncompiled graph of ``spec``, its nodes bound to ``deps``."""
     builder = StateGraph(RunState, input_schema=RunInput)
 
-    def add(name: str, node: Any, *destinations: str) -> None:
+    def add(name: str, node: Any, *destinations: str, step: StepSpec | None = None,
+            role: str = "step") -> None:
         # Node functions take the state as a plain dict (its values are JSON-plain).
-        builder.add_node(name, node, destinations=tuple(dict.fromkeys(destinations)))
+        builder.add_node(name, node, destinations=tuple(dict.fromkeys(destinations)),
+                         metadata=node_metadata(spec, step, role))
 
     anywhere: list[str] = []
     for step in spec.steps:
@@ -43,15 +47,18 @@ def build_graph(spec: WorkflowSpec, deps: Deps) -> StateGraph:
         if step.type == "automated":
             here, call, recover = step.id, call_node(step.id), recovery_node(step.id)
             anywhere.append(recover)
-            add(here, confirmation(spec, step, deps), call, here, recover, COMPENSATE)
-            add(call, automated(step, next_id, deps), after, recover)
-            add(recover, recovery(spec, step, next_id, deps), here, after, recover, COMPENSATE)
+            add(here, confirmation(spec, step, deps), call, here, recover, COMPENSATE,
+                step=step, role="confirm")
+            add(call, automated(step, next_id, deps), after, recover, step=step, role="call")
+            add(recover, recovery(spec, step, next_id, deps), here, after, recover, COMPENSATE,
+                step=step, role="recover")
         elif step.type == "interactive":  # a rejected answer loops back to the step
-            add(step.id, interactive(spec, step, next_id, deps), after, step.id, COMPENSATE)
+            add(step.id, interactive(spec, step, next_id, deps), after, step.id, COMPENSATE,
+                step=step)
         else:
-            add(step.id, notification(spec, step, next_id, deps), after, COMPENSATE)
-    add(BEGIN, begin(spec, deps), *anywhere, COMPENSATE, END)
-    add(COMPENSATE, compensate(spec, deps), END)
+            add(step.id, notification(spec, step, next_id, deps), after, COMPENSATE, step=step)
+    add(BEGIN, begin(spec, deps), *anywhere, COMPENSATE, END, role="begin")
+    add(COMPENSATE, compensate(spec, deps), END, role="compensate")
     builder.add_edge(START, BEGIN)
     return builder
 
@@ -63,7 +70,8 @@ def compile_graph(spec: WorkflowSpec, deps: Deps, checkpointer: Any = None) -> A
     With a checkpointer of its own, the graph saves every step before the next begins
     (``durability="sync"``, what survives a kill -9) unless the caller asks otherwise.
     """
-    graph = guarded(build_graph(spec, deps).compile(checkpointer=checkpointer, name=spec.name))
+    graph = guarded(tag_nodes(build_graph(spec, deps).compile(checkpointer=checkpointer,
+                                                              name=spec.name)))
     if checkpointer is None:
         return graph
     try:

@@ -6,10 +6,14 @@ before any node runs, so a node's gate check comes too late for a value its seri
 cannot write (an integer outside 64 bits): the write would fail, and every later command on
 the run with it. The same goes for ``update_state``. Such input raises ``UsageError`` naming
 the place and why (``canal.jsontypes.unstorable``); nothing is stored.
+
+It also keeps the ``updates`` stream to one entry per step: a node that wrote nothing (the
+confirmation node of an automated step that needs none) yields no entry (``_visible``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
@@ -36,11 +40,16 @@ class GuardedGraph(CompiledStateGraph):
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         refuse_unstorable(input)
-        return super().stream(input, config, **kwargs)
+        visible = _visible(kwargs.get("stream_mode") or self.stream_mode,
+                           kwargs.get("subgraphs", False), kwargs.get("version", "v1"))
+        return (chunk for chunk in super().stream(input, config, **kwargs) if visible(chunk))
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         refuse_unstorable(input)
-        return super().astream(input, config, **kwargs)
+        visible = _visible(kwargs.get("stream_mode") or self.stream_mode,
+                           kwargs.get("subgraphs", False), kwargs.get("version", "v1"))
+        return (chunk async for chunk in super().astream(input, config, **kwargs)
+                if visible(chunk))
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
         for superstep in supersteps:
@@ -53,6 +62,25 @@ class GuardedGraph(CompiledStateGraph):
             for update in superstep:
                 refuse_unstorable(update.values)
         return await super().abulk_update_state(config, supersteps)
+
+
+def _visible(mode: Any, subgraphs: bool, version: str) -> Callable[[Any], bool]:
+    """Whether a streamed chunk is shown: every chunk but an ``updates`` entry of nodes that
+    wrote nothing (an automated step's confirmation node passing straight through), so the
+    ``updates`` stream has one entry per step that changed the run. ``chunk`` has the shape
+    LangGraph gives for ``mode``, ``subgraphs`` and ``version``."""
+
+    def visible(chunk: Any) -> bool:
+        if version == "v2":
+            kind, payload = chunk.get("type"), chunk.get("data")
+        elif isinstance(mode, list):
+            kind, payload = chunk[-2], chunk[-1]
+        else:
+            kind, payload = mode, (chunk[-1] if subgraphs else chunk)
+        return not (kind == "updates" and isinstance(payload, dict) and payload
+                    and all(value is None for value in payload.values()))
+
+    return visible
 
 
 def guarded(graph: CompiledStateGraph) -> GuardedGraph:

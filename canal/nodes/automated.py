@@ -16,6 +16,8 @@ When the node runs again for the same key (the process died somewhere in between
   (``readOnlyHint``/``idempotentHint``, or ``automation.idempotent: true``) or a person
   answered ``retry``; otherwise the step fails with kind ``in_flight``.
 
+Each call sent streams a ``started`` and a ``finished`` tool event (``canal.nodes.events``).
+
 Transient failures (connection, timeout) are retried with backoff up to ``retry.attempts``,
 only when the tool is safe to repeat. A failure never raises out of the node: it routes to
 the step's recovery node.
@@ -44,6 +46,7 @@ from canal.nodes.base import (
     recovery_node,
 )
 from canal.nodes.deps import Deps, thread_id
+from canal.nodes.events import ToolEvents
 from canal.nodes.failure import Failure, FailureKind
 from canal.nodes.gate import ACTION_GATE
 from canal.nodes.keys import call_key, safe_to_repeat
@@ -130,10 +133,12 @@ def journaled(call: Call, deps: Deps, thread: str, key: str, arguments: dict[str
     if known is not None and not (safe or approved):
         return {"ok": False, "error": Failure("in_flight", "", call.tool, key).message}, {
             "in_flight": True}
+    events = ToolEvents(call.point, call.tool)
     # Starting a server sends nothing, so it is retried whatever the tool, and the call is
     # journaled as sent only once the server is ready.
     ready, starts = with_retries(call, deps, lambda: deps.tools.prepare(call.tool), True)
     if not ready["ok"]:
+        events.finished(False)
         return ready, ({"tries": starts} if starts else {})
     if known is None:
         deps.journal.call_started(thread, key, call.point, _digest(arguments, deps.sealer))
@@ -142,6 +147,7 @@ def journaled(call: Call, deps: Deps, thread: str, key: str, arguments: dict[str
         call, deps, lambda: deps.tools.call(call.tool, arguments, call.timeout), safe)
     tries = starts + tries
     deps.journal.call_finished(thread, key, outcome)
+    events.finished(outcome["ok"])
     failpoint(f"after-call:{call.point}")
     return outcome, ({"tries": tries} if tries else {}) | ({"resent": True} if known else {})
 

@@ -12,8 +12,11 @@ pruning the ``Retention`` service, reading runs the ``Reader`` service.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,6 +76,11 @@ class Canal:
     file, ``tools`` the ``ToolClient`` automated steps call (default: Python tools from
     ``canal.yaml``, then the MCP tools in the tool cache).
     """
+
+    on_event: Callable[[dict[str, Any]], None] | None = None
+    """Called with each tool event (``canal.nodes.events``) while ``start``, ``advance``,
+    ``recover`` or ``abort`` runs, from the thread that called them (``canal run`` shows
+    a progress line with it)."""
 
     def __init__(self, workflows: str | Path | None = None, home: str | Path | None = None,
                  checkpointer: Any = None, tools: ToolClient | None = None,
@@ -233,7 +241,7 @@ class Canal:
         since = head_id(saver, thread_id)
         try:
             with _untraced_if_sensitive(spec):
-                graph.invoke(graph_input, config_of(thread_id), durability="sync")
+                self._run_graph(graph, graph_input, config_of(thread_id))
         finally:
             self.tools.close()
         after = self.values(thread_id)
@@ -242,6 +250,25 @@ class Canal:
                      **({"compensation": True} if e["kind"] == "compensate" else {})}
                     for e in new if e["kind"] in ("tool", "compensate")]
         return envelope_of(thread_id, spec, after, self.sealer, executed)
+
+    def _run_graph(self, graph: Any, graph_input: Any, config: dict[str, Any]) -> None:
+        """Run ``graph`` until it pauses or ends, handing each tool event
+        (``canal.nodes.events``) to ``on_event`` as it happens when one is set. A listener
+        that fails is logged and dropped: showing progress must never stop a run midway."""
+        listener = self.on_event
+        if listener is None:
+            graph.invoke(graph_input, config, durability="sync")
+            return
+        for event in graph.stream(graph_input, config, stream_mode="custom", durability="sync"):
+            if listener is None:
+                continue
+            try:
+                listener(event)
+            except Exception:  # the boundary: the listener is the caller's code
+                logging.getLogger("canal.runtime").warning(
+                    "on_event listener failed; no more tool events this operation",
+                    exc_info=True)
+                listener = None
 
     def _park(self, spec: WorkflowSpec, thread_id: str, values: dict[str, Any]) -> None:
         """Park a run whose process died mid-step at that step's recovery node, so the
@@ -435,6 +462,17 @@ class Canal:
             env = self._invoke(spec, thread_id, Command(resume=ABORT))
             env.unsaved = dropped
             return env
+
+    # -- async forms: the same operations, run in a worker thread ------------------------
+
+    async def astart(self, name: str, thread_id: str | None = None) -> Envelope:
+        """``start`` without blocking the event loop (it runs in a worker thread)."""
+        return await asyncio.to_thread(self.start, name, thread_id)
+
+    async def aadvance(self, thread_id: str, data: Any = None,
+                       step: str | None = None) -> Envelope:
+        """``advance`` without blocking the event loop (it runs in a worker thread)."""
+        return await asyncio.to_thread(self.advance, thread_id, data, step)
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run: thread id, workflow, status, current step, creation and update times

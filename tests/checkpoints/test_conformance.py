@@ -316,3 +316,20 @@ def test_langgraph_saver_conformance_with_canal_sealing(kind, tmp_path):
                 if result.passed is False}
     assert report.passed_all_base(), failures
     assert {name for name, r in report.results.items() if r.passed} == BASE
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
+def test_the_stores_sync_savers_pass_the_async_suite_through_threads(backend):
+    """SQLite's and PostgreSQL's savers are synchronous; canal gives them async methods
+    that run the synchronous ones in a worker thread (``canal.checkpoints.threaded``), so
+    ``ainvoke`` works on a graph compiled with the store's saver."""
+    conformance = pytest.importorskip("langgraph.checkpoint.conformance")
+
+    async def saver() -> Any:
+        yield backend.open().saver()
+
+    registered = conformance.checkpointer_test(name=f"canal-threaded-{backend.kind}")(saver)
+    report = asyncio.run(conformance.validate(registered, capabilities=BASE))
+    failures = {name: result.failures for name, result in report.results.items()
+                if result.passed is False}
+    assert report.passed_all_base(), failures

@@ -222,7 +222,7 @@ def test_read_only_commands_do_not_import_the_graph_engine(cli, project):
         "    with contextlib.redirect_stdout(io.StringIO()):\n"
         "        assert run(argv) == 0\n"
         "bad = sorted(m for m in sys.modules if m.startswith(('langgraph.graph', "
-        "'langgraph.pregel', 'mcp', 'langchain_mcp_adapters')))\n"
+        "'langgraph.pregel', 'mcp', 'langchain_mcp_adapters', 'rich')))\n"
         "print(bad)\n" % thread
     )
     out = subprocess.run([sys.executable, "-c", probe], cwd=project, env=cli.env,

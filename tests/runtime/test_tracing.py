@@ -80,7 +80,7 @@ def sent(bodies: list[bytes], wait: float) -> bool:
         time.sleep(0.1)
 
 
-def run(workflows, tmp_path, sensitive: bool) -> None:
+def run(workflows, tmp_path, sensitive: bool, listen: bool = False) -> None:
     from langchain_core.tracers.langchain import wait_for_all_tracers
 
     write_workflow(workflows, "w", {
@@ -92,13 +92,23 @@ def run(workflows, tmp_path, sensitive: bool) -> None:
     })
     canal = Canal(workflows=workflows, home=tmp_path / ".canal",
                   tools=PythonTools({"use": lambda token: {"used": True}}))
+    events: list[dict] = []
+    if listen:  # the graph then streams, its nodes running in LangGraph's worker threads
+        canal.on_event = events.append
     canal.start("w", thread_id="t")
     canal.advance("t", {"token": SECRET})
+    assert len(events) == (2 if listen else 0)
     wait_for_all_tracers()
 
 
 def test_a_sensitive_workflow_sends_no_trace(workflows, tmp_path, endpoint):
     run(workflows, tmp_path, sensitive=True)
+    assert not sent(endpoint, wait=2)
+
+
+def test_a_sensitive_workflow_sends_no_trace_while_events_stream(workflows, tmp_path,
+                                                                 endpoint):
+    run(workflows, tmp_path, sensitive=True, listen=True)
     assert not sent(endpoint, wait=2)
 
 
