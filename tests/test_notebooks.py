@@ -42,8 +42,9 @@ def test_embedding(tmp_path):
     assert "Said: hello Ada hello Ada\ncompleted {'text': 'hello Ada hello Ada'}\n" in text
     # nested: pre-answered through the parent, acknowledged through the parent
     assert "Said: hello Grace\ncompleted HELLO GRACE\n" in text
-    # streamed with top-level await: the notification's node, then the final status
-    assert "done ['cursor', 'failure', 'log', 'rejected', 'status']\ncompleted\n" in text
+    # streamed with top-level await: one update per step, the tool's events as it runs
+    assert ("step run.begin\nstep ask\ntool greet started \ntool greet finished True\n"
+            "step greet.call\nstep __interrupt__\ncompleted\n") in text
     # an agent (LangChain's create_agent, an offline model) through canal's tools
     assert "['start', 'advance', 'advance']\ncompleted {'text': 'hello Edsger'}\n" in text
     # the graph, as Mermaid for Jupyter to render
