@@ -9,12 +9,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "canal"
 # layer -> packages it must never import
 FORBIDDEN = {
-    "spec": ("nodes", "graphs", "runtime", "cli", "checkpoints", "tools"),
-    "nodes": ("graphs", "runtime", "cli", "checkpoints"),
-    "graphs": ("runtime", "cli", "checkpoints"),
-    "runtime": ("cli",),
-    "checkpoints": ("nodes", "graphs", "runtime", "cli", "spec", "tools"),
-    "tools": ("nodes", "graphs", "runtime", "cli", "checkpoints"),
+    "spec": ("nodes", "graphs", "runtime", "cli", "checkpoints", "tools", "integrations"),
+    "nodes": ("graphs", "runtime", "cli", "checkpoints", "integrations"),
+    "graphs": ("runtime", "cli", "checkpoints", "integrations"),
+    "runtime": ("cli", "integrations"),
+    "checkpoints": ("nodes", "graphs", "runtime", "cli", "spec", "tools", "integrations"),
+    "tools": ("nodes", "graphs", "runtime", "cli", "checkpoints", "integrations"),
+    "integrations": ("cli",),
 }
 
 
