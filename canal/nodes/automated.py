@@ -110,11 +110,17 @@ def automated(step: StepSpec, next_id: str | None, deps: Deps) -> Callable[..., 
 class Call:
     """One tool call a step makes (its action, or its compensation)."""
 
-    point: str            # failpoint suffix: the step id, or "compensate:<step id>"
+    step: str
     tool: str
     idempotent: bool = False
     retry: RetrySpec | None = None
     timeout: float | None = None
+    compensation: bool = False  # the step's compensation, not its action
+
+    @property
+    def point(self) -> str:
+        """The failpoint and journal name: the step id, or ``compensate:<step id>``."""
+        return f"compensate:{self.step}" if self.compensation else self.step
 
     @classmethod
     def of(cls, step: StepSpec) -> Call:
@@ -133,7 +139,7 @@ def journaled(call: Call, deps: Deps, thread: str, key: str, arguments: dict[str
     if known is not None and not (safe or approved):
         return {"ok": False, "error": Failure("in_flight", "", call.tool, key).message}, {
             "in_flight": True}
-    events = ToolEvents(call.point, call.tool)
+    events = ToolEvents(call.step, call.tool, call.compensation)
     # Starting a server sends nothing, so it is retried whatever the tool, and the call is
     # journaled as sent only once the server is ready.
     ready, starts = with_retries(call, deps, lambda: deps.tools.prepare(call.tool), True)

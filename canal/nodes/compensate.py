@@ -30,8 +30,8 @@ def compensate(spec: WorkflowSpec, deps: Deps) -> Callable[[dict[str, Any]], Com
         for step in reversed(spec.steps):
             if step.compensate is None or step.id not in result:
                 continue
-            key = f"{thread}:compensate:{step.id}"
-            call = Call(f"compensate:{step.id}", step.compensate.tool, timeout=step.timeout)
+            call = Call(step.id, step.compensate.tool, timeout=step.timeout, compensation=True)
+            key = f"{thread}:{call.point}"
             shown: Any = None
             how: dict[str, Any]
             try:

@@ -22,8 +22,6 @@ from typing import Any
 
 from canal.nodes.base import now
 
-COMPENSATION_PREFIX = "compensate:"
-
 
 def _writer() -> Callable[[Any], None]:
     from langgraph.config import get_stream_writer
@@ -35,13 +33,12 @@ def _writer() -> Callable[[Any], None]:
 
 
 class ToolEvents:
-    """The events of one call at ``point`` (a step id, or ``compensate:<step id>``):
+    """The events of one call of ``step`` (its compensation when ``compensation``):
     ``started`` is streamed when this is made, ``finished(ok)`` when the call ends."""
 
-    def __init__(self, point: str, tool: str) -> None:
-        self.base: dict[str, Any] = {"event": "tool", "step": point.removeprefix(
-            COMPENSATION_PREFIX), "tool": tool}
-        if point.startswith(COMPENSATION_PREFIX):
+    def __init__(self, step: str, tool: str, compensation: bool = False) -> None:
+        self.base: dict[str, Any] = {"event": "tool", "step": step, "tool": tool}
+        if compensation:
             self.base["compensation"] = True
         self.write = _writer()
         self.started, self._clock = now(), time.monotonic()
