@@ -39,29 +39,33 @@ class GuardedGraph(CompiledStateGraph):
     forms all pass through ``stream``/``astream``) and every state update."""
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        refuse_unstorable(input)
-        visible = _visible(kwargs.get("stream_mode") or self.stream_mode,
-                           kwargs.get("subgraphs", False), kwargs.get("version", "v1"))
+        visible = self._door(input, kwargs)
         return (chunk for chunk in super().stream(input, config, **kwargs) if visible(chunk))
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        refuse_unstorable(input)
-        visible = _visible(kwargs.get("stream_mode") or self.stream_mode,
-                           kwargs.get("subgraphs", False), kwargs.get("version", "v1"))
+        visible = self._door(input, kwargs)
         return (chunk async for chunk in super().astream(input, config, **kwargs)
                 if visible(chunk))
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        for superstep in supersteps:
-            for update in superstep:
-                refuse_unstorable(update.values)
+        _refuse_updates(supersteps)
         return super().bulk_update_state(config, supersteps)
 
     async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        for superstep in supersteps:
-            for update in superstep:
-                refuse_unstorable(update.values)
+        _refuse_updates(supersteps)
         return await super().abulk_update_state(config, supersteps)
+
+    def _door(self, input: Any, kwargs: dict[str, Any]) -> Callable[[Any], bool]:
+        """Refuse ``input`` if it cannot be stored; which chunks of the stream to show."""
+        refuse_unstorable(input)
+        return _visible(kwargs.get("stream_mode") or self.stream_mode,
+                        kwargs.get("subgraphs", False), kwargs.get("version", "v1"))
+
+
+def _refuse_updates(supersteps: Any) -> None:
+    for superstep in supersteps:
+        for update in superstep:
+            refuse_unstorable(update.values)
 
 
 def _visible(mode: Any, subgraphs: bool, version: str) -> Callable[[Any], bool]:
