@@ -280,13 +280,15 @@ class Canal:
         command, as_node = parked(step, thread_id, attempt)
         self._graph(spec).update_state(config_of(thread_id), command, as_node=as_node)
 
-    def _drop_unsaved(self, spec: WorkflowSpec, thread_id: str) -> dict[str, Any] | None:
+    def _drop_unsaved(self, spec: WorkflowSpec, thread_id: str,
+                      head: Any) -> dict[str, Any] | None:
         """Drop what a process that died between a node's writes and the next checkpoint
-        left (``canal.runtime.log.unsaved``), so the answer given now is the one applied;
-        what was dropped, described, or None. The latest checkpoint is copied without its
-        pending writes (LangGraph's ``as_node="__copy__"``); the call journal keeps every
-        tool outcome, so a call that node made is replayed, never lost or sent twice."""
-        left = unsaved(self.store.saver().get_tuple(config_of(thread_id)))
+        left on ``head`` (``canal.runtime.log.unsaved``), so the answer given now is the one
+        applied; what was dropped, described, or None. The latest checkpoint is copied
+        without its pending writes (LangGraph's ``as_node="__copy__"``); the call journal
+        keeps every tool outcome, so a call that node made is replayed, never lost or sent
+        twice."""
+        left = unsaved(head)
         if left is None:
             return None
         self._graph(spec).update_state(config_of(thread_id), None, as_node="__copy__")
@@ -342,7 +344,7 @@ class Canal:
         data = json_plain_data({} if data is None else data)
         check_limits(data, "the submitted data", self.settings.limits)
         with self._writer(thread_id):
-            spec, values = self.run(thread_id)
+            spec, values, head = self.reader.at_head(thread_id)
             self._ensure_open(thread_id, values)
             if step is not None and step != values["cursor"]:
                 env = envelope_of(thread_id, spec, values, self.sealer)
@@ -357,7 +359,7 @@ class Canal:
                 env.status, env.errors = "rejected", check.errors
                 env.missing, env.dropped = check.missing, check.dropped
                 return env
-            dropped = self._drop_unsaved(spec, thread_id)
+            dropped = self._drop_unsaved(spec, thread_id, head)
             if stopped_mid_step(spec, values):
                 self._park(spec, thread_id, values)
             answer = resume_value(seal_fields(gate, check.data, self.sealer))
@@ -367,11 +369,11 @@ class Canal:
 
     def current(self, thread_id: str) -> Envelope:
         """Where the run stands: its step, what is done, what is still to be collected."""
-        spec, values = self.run(thread_id)
+        spec, values, head = self.reader.at_head(thread_id)
         env = envelope_of(thread_id, spec, values, self.sealer,
                           stopped=self.reader.stopped(thread_id, spec, values))
         env.completed = completed_steps(spec, values)
-        left = unsaved(self.store.saver().get_tuple(config_of(thread_id)))
+        left = unsaved(head)
         if left is not None:
             env.unsaved = {**left, "dropped": False, "note": UNSAVED_PENDING}
         if env.status == "awaiting_input":
@@ -454,9 +456,9 @@ class Canal:
         from canal.nodes.base import ABORT
 
         with self._writer(thread_id):
-            spec, values = self.run(thread_id)
+            spec, values, head = self.reader.at_head(thread_id)
             self._ensure_open(thread_id, values)
-            dropped = self._drop_unsaved(spec, thread_id)
+            dropped = self._drop_unsaved(spec, thread_id, head)
             if stopped_mid_step(spec, values):
                 self._park(spec, thread_id, values)
             env = self._invoke(spec, thread_id, Command(resume=ABORT))

@@ -54,7 +54,12 @@ class Reader:
                 and self.latest(thread_id) is not None)
 
     def values(self, thread_id: str) -> dict[str, Any]:
-        """The latest state of run ``thread_id`` (RunNotFound when there is none).
+        """The latest state of run ``thread_id`` (RunNotFound when there is none)."""
+        return dict(self.head(thread_id).checkpoint["channel_values"])
+
+    def head(self, thread_id: str) -> Any:
+        """The run's latest ``CheckpointTuple``, its pending writes included (RunNotFound
+        when there is none).
 
         A thread id registered by a start that never saved the run's first state (it
         failed, or its process died, in between) names no run: every command answers
@@ -63,24 +68,36 @@ class Reader:
         check_name(thread_id, "thread")
         if self.host.store.lookup(thread_id) is None:
             raise RunNotFound(f"no run with thread id {thread_id!r}", thread_id=thread_id)
-        checkpoint = self.latest(thread_id)
-        if checkpoint is None:
+        found = self._head(thread_id)
+        if found is None:
             raise RunNotFound(f"no run with thread id {thread_id!r}: its start did not finish "
                               "(start it again, or prune removes it)", thread_id=thread_id)
-        return dict(checkpoint["channel_values"])
+        return found
 
     def latest(self, thread_id: str) -> dict[str, Any] | None:
         """The thread's latest checkpoint, or None when no start got as far as saving the
         run's first state."""
+        found = self._head(thread_id)
+        return dict(found.checkpoint) if found is not None else None
+
+    def _head(self, thread_id: str) -> Any:
         found = self.host.store.saver().get_tuple(config_of(thread_id))
         if found is None or not found.checkpoint["channel_values"].get("workflow"):
             return None
-        return dict(found.checkpoint)
+        return found
 
     def run(self, thread_id: str) -> tuple[WorkflowSpec, dict[str, Any]]:
         """The run's pinned definition and its latest state."""
-        values = self.values(thread_id)
-        return self.pinned(thread_id, values), values
+        spec, values, _ = self.at_head(thread_id)
+        return spec, values
+
+    def at_head(self, thread_id: str) -> tuple[WorkflowSpec, dict[str, Any], Any]:
+        """The run's pinned definition, its latest state and the checkpoint tuple that holds
+        it (with the writes a dead process may have left: ``canal.runtime.log.unsaved``),
+        from one read."""
+        found = self.head(thread_id)
+        values = dict(found.checkpoint["channel_values"])
+        return self.pinned(thread_id, values), values, found
 
     def pinned(self, thread_id: str, values: dict[str, Any]) -> WorkflowSpec:
         """The definition the run started with (or migrated to), never another one.
