@@ -24,10 +24,10 @@ from typing import Any
 import yaml
 
 from canal.errors import Problem
+from canal.jsontypes import INT64_MAX, INT64_MIN
 from canal.limits import MAX_FRONT_MATTER_BYTES
 
 MAX_DEPTH = 32
-_INT64 = (-(2**63), 2**63)  # what every checkpointer's serializer can hold
 _TAG = "tag:yaml.org,2002:"
 _NOT_JSON_TAGS = {"binary": "bytes (!!binary)", "set": "a set (!!set)",
                   "omap": "an ordered map (!!omap)", "pairs": "a list of pairs (!!pairs)",
@@ -111,7 +111,7 @@ def _not_json(value: Any, key: str = "") -> list[tuple[str, str]]:
     elif isinstance(value, float):
         why = None if math.isfinite(value) else "a number that is not finite"
     elif isinstance(value, int) and not isinstance(value, bool):
-        why = None if _INT64[0] <= value < _INT64[1] else "an integer outside the 64-bit range"
+        why = None if INT64_MIN <= value <= INT64_MAX else "an integer outside the 64-bit range"
     elif value is None or isinstance(value, bool):
         why = None
     else:
