@@ -90,7 +90,9 @@ class Canal:
                                                   checkpointer=checkpointer,
                                                   mcp_config=mcp_config)
         self.tool_cache = ToolCache(self.settings.home / "tools")
-        self.tools: ToolClient = tools or RoutedTools(
+        # canal's own clients make every result storable (``json_plain``) where it enters;
+        # a client passed in is held to the same at its door.
+        self.tools: ToolClient = StorableResults(tools) if tools is not None else RoutedTools(
             PythonTools(self.settings.python_tools), self.tool_cache, self.settings.mcp_config)
         self.tool_commands = ToolCommands(self.settings, self.tool_cache)
         self.retention = Retention(self)
@@ -191,7 +193,7 @@ class Canal:
     def _deps(self, spec: WorkflowSpec) -> Any:
         from canal.nodes.deps import Deps
 
-        tools: ToolClient = StorableResults(self.tools)  # results every store can hold
+        tools = self.tools
         if spec.servers is not None:
             from canal.tools.routed import FencedTools
 

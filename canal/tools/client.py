@@ -99,8 +99,8 @@ class Delegating:
 
 
 class StorableResults(Delegating):
-    """Any ``ToolClient``, its results made storable by ``json_plain``: what a workflow's
-    steps call through, so a client passed in by a user is held to it too."""
+    """Any ``ToolClient``, its results made storable by ``json_plain``: how ``Canal`` holds
+    a client passed in by a user to what its own clients (``PythonTools``, MCP) do."""
 
     def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
         return json_plain(self.inner.call(tool, arguments, timeout), tool)
