@@ -140,13 +140,6 @@ class Masker:
         return "".join(out)
 
 
-def redact(document: Any, secrets: Iterable[Any]) -> Any:
-    """``document`` masked for ``secrets`` (the opened values of sensitive fields). A
-    shorthand for ``Masker.of(secrets).document(document)``; ``masker_of`` in
-    ``canal.nodes.sensitive`` also keeps a run's names intact."""
-    return Masker.of(secrets).document(document)
-
-
 def _find(text: str, needle: str) -> Iterator[tuple[int, int]]:
     start = text.find(needle)
     while start >= 0:

@@ -18,11 +18,11 @@ import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from canal.nodes.masking import MASK, PREFIX, Masker, is_sealed, leaves, redact
+from canal.nodes.masking import MASK, PREFIX, Masker, is_sealed, leaves
 from canal.spec.models import FieldSpec, WorkflowSpec
 
 __all__ = ["MASK", "TextSealer", "is_sealed", "masker_of", "open_gate", "open_value",
-           "redact", "seal_fields", "secrets_of"]
+           "seal_fields", "secrets_of"]
 
 
 class TextSealer(Protocol):

@@ -79,9 +79,7 @@ def test_no_escaped_form_of_a_secret_survives(secret, before, after):
         assert form not in shown
 
 
-def test_redact_is_a_masker_for_a_list_of_secrets():
-    from canal.nodes.sensitive import redact
-
-    assert redact({"thread_id": "a-prod", "data": {"x": "prod"}, "result": "is prod"},
-                  ["prod"]) == {"thread_id": "a-prod", "data": {"x": MASK},
-                                "result": f"is {MASK}"}
+def test_a_masker_for_a_list_of_secrets_masks_only_the_data_parts():
+    assert Masker.of(["prod"]).document(
+        {"thread_id": "a-prod", "data": {"x": "prod"}, "result": "is prod"}) == {
+        "thread_id": "a-prod", "data": {"x": MASK}, "result": f"is {MASK}"}
