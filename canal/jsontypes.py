@@ -55,6 +55,12 @@ def fits(value: Any, expected: str) -> bool:
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
+def refuse_constant(constant: str) -> Any:
+    """``json.loads(..., parse_constant=refuse_constant)``: ``NaN`` and ``Infinity`` are a
+    ValueError, as they are for every strict JSON parser."""
+    raise ValueError(f"{constant} is not JSON")
+
+
 def unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
     """The first place in ``value`` that no checkpointer can store as it is, as ``(path,
     why)`` (a path like ``admins[0].id``), or None.

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from canal.errors import ConfigError
+from canal.jsontypes import refuse_constant
 
 ENTRY_MODULE = "canal.integrations.langgraph_server"
 
@@ -24,15 +25,11 @@ def _ours(spec: Any) -> bool:
     return isinstance(spec, str) and spec.startswith(f"{ENTRY_MODULE}:")
 
 
-def _not_json(constant: str) -> Any:
-    raise ValueError(f"{constant} is not JSON")
-
-
 def _read(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        config = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_json)
+        config = json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse_constant)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ConfigError(f"{path}: cannot read it as JSON: {exc}; nothing was written") from exc
     if not isinstance(config, dict) or not isinstance(config.get("graphs", {}), dict):

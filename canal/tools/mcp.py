@@ -21,6 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 from canal.errors import ToolError
+from canal.jsontypes import refuse_constant
 from canal.tools.client import json_plain
 from canal.tools.servers import ServerConfig
 
@@ -242,14 +243,10 @@ def tool_result(tool: str, result: Any) -> Any:
     if not texts:
         return json_plain([c.model_dump(mode="json") for c in result.content], tool)
     try:
-        parsed = json.loads(text, parse_constant=_not_json)
+        parsed = json.loads(text, parse_constant=refuse_constant)
     except ValueError:
         return json_plain(text, tool)
     return json_plain(parsed, tool)
-
-
-def _not_json(constant: str) -> Any:
-    raise ValueError(f"{constant} is not JSON")  # NaN and Infinity: the text stays text
 
 
 def _reason(exc: BaseException, timeout: float) -> str:
