@@ -14,6 +14,9 @@ step), so a checkpoint's size does not grow with the run's length: a run retried
 thousand times would otherwise copy its whole history into every checkpoint. The whole
 log is the entries of the checkpoints on the run's parent chain, oldest first
 (``canal.runtime.log.run_log``; ``graph.get_state_history()`` gives the same).
+
+``span`` is the open span of the step the run is at (``canal.nodes.spans``); ``skipped``
+names the steps passed over, by a ``when`` condition or the ``skip`` action.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Annotated, Any, TypedDict
 from langgraph.channels.topic import Topic
 
 from canal.nodes.base import ACCEPTED, PREFILL
+from canal.nodes.spans import tally
 
 
 def merge(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -61,4 +65,8 @@ class RunState(TypedDict, total=False):
     compensating: bool                              # aborted, compensations not all done yet
     confirm_steps: list[str]                        # steps asking for confirmation, fixed at start
     confirmed: Annotated[dict[str, int], merge]     # step id -> attempt that was confirmed
+    skipped: Annotated[dict[str, str], merge]       # step id -> "when" | "action"
+    verifying: str | None                           # the step whose read-back runs next
+    rechecks: Annotated[dict[str, int], merge]      # step id -> read-backs asked again
+    span: Annotated[dict[str, Any] | None, tally]   # the open span of the cursor's step
     log: Annotated[list[dict[str, Any]], Topic(dict)]  # the last step's transitions

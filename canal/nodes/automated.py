@@ -1,8 +1,9 @@
 """Automated steps: resolve the input mapping from state, call the tool, store the result.
 
-Each automated step is three nodes: the step's own name (``canal.nodes.confirmation``),
-``<id>.call`` (this module's ``automated``) and ``<id>.recover`` (``recovery``), where a
-failed step parks the run with an ``action`` gate.
+Each automated step is three nodes, four with a read-back: the step's own name
+(``canal.nodes.confirmation``), ``<id>.call`` (this module's ``automated``), ``<id>.verify``
+(``canal.nodes.verify``) and ``<id>.recover`` (``canal.nodes.recovery``), where a failed
+step parks the run with an ``action`` gate.
 
 Crash safety (DESIGN.md §3). Each call has a key, ``<thread>:<step>:<attempt>``, where the
 attempt grows only when a person answers ``retry`` to a failed call. Once the tool is ready
@@ -30,29 +31,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.graph import END
 from langgraph.types import Command
 
 from canal.errors import TemplateError, ToolError
 from canal.failpoints import failpoint
-from canal.nodes.ask import ask, check_answer, reject
-from canal.nodes.base import (
-    COMPENSATE,
-    aborted_update,
-    call_node,
-    entry,
-    is_abort,
-    moved,
-    recovery_node,
-)
+from canal.nodes.base import call_node, entry, recovery_node, verify_node
 from canal.nodes.deps import Deps, thread_id
 from canal.nodes.events import ToolEvents
-from canal.nodes.failure import Failure, FailureKind
-from canal.nodes.gate import ACTION_GATE
+from canal.nodes.failure import STOPPED, Failure, FailureKind
 from canal.nodes.keys import call_key, safe_to_repeat
-from canal.nodes.sensitive import TextSealer, open_gate
+from canal.nodes.lookup import run_lookup
+from canal.nodes.moves import go_on
+from canal.nodes.sensitive import TextSealer
 from canal.spec.models import RetrySpec, StepSpec, WorkflowSpec
-from canal.spec.templates import resolve, state_lookup
+from canal.spec.templates import resolve
 
 
 def _digest(arguments: Any, sealer: TextSealer) -> str:
@@ -65,14 +57,15 @@ def _digest(arguments: Any, sealer: TextSealer) -> str:
 def arguments_of(mapping: Any, state: dict[str, Any], deps: Deps) -> tuple[Any, Any]:
     """``mapping`` resolved over the run's state: the arguments the tool gets (sealed
     values opened) and the ones the log keeps (sealed values stay sealed)."""
-    gate, result = state.get("gate") or {}, state.get("result") or {}
-    real = resolve(mapping, state_lookup(open_gate(gate, deps.sealer), result))
-    shown = resolve(mapping, state_lookup(gate, result))
+    real = resolve(mapping, run_lookup(state, deps.sealer))
+    shown = resolve(mapping, run_lookup(state, None))
     return real, shown
 
 
-def automated(step: StepSpec, next_id: str | None, deps: Deps) -> Callable[..., Command]:
-    """A node that calls ``step.automation.tool`` at most once per key (see module doc)."""
+def automated(spec: WorkflowSpec, step: StepSpec, deps: Deps) -> Callable[..., Command]:
+    """A node that calls ``step.automation.tool`` at most once per key (see module doc);
+    after a successful call it goes on to the step's read-back (``verify``) when it has
+    one, else to the next step that runs."""
     automation = step.automation
     assert automation is not None  # the validator guarantees it
     tool = automation.tool
@@ -94,13 +87,16 @@ def automated(step: StepSpec, next_id: str | None, deps: Deps) -> Callable[..., 
         approved = (state.get("approved") or {}).get(step.id) == key
         outcome, record = journaled(Call.of(step), deps, thread, key, arguments, approved)
         log = [entry("tool", step.id, **base, arguments=shown, **record, **outcome)]
-        if outcome["ok"]:
-            if next_id is None:
-                deps.tools.close()
-            return Command(goto=next_id or END, update=moved(next_id, {
-                "result": {step.id: outcome["result"]}, "log": log}))
-        kind: FailureKind = "in_flight" if record.get("in_flight") else "tool_error"
-        return failed(Failure(kind, step.id, tool, key, outcome["error"]), log)
+        sent = {} if record.get("in_flight") else {
+            "requested": 1, "completed": 1 if outcome["ok"] else 0}
+        if not outcome["ok"]:
+            kind: FailureKind = "in_flight" if record.get("in_flight") else "tool_error"
+            return failed(Failure(kind, step.id, tool, key, outcome["error"]), log, sent)
+        update = {"result": {step.id: outcome["result"]}, "log": log, "span": sent}
+        if step.verify is not None:
+            return Command(goto=verify_node(step.id), update={**update,
+                                                              "verifying": step.id})
+        return go_on(spec, step.id, state, update, deps)
 
     node.__name__ = f"automated_{step.id}"
     return node
@@ -116,11 +112,15 @@ class Call:
     retry: RetrySpec | None = None
     timeout: float | None = None
     compensation: bool = False  # the step's compensation, not its action
+    verify: bool = False        # the step's read-back, not its action
 
     @property
     def point(self) -> str:
-        """The failpoint and journal name: the step id, or ``compensate:<step id>``."""
-        return f"compensate:{self.step}" if self.compensation else self.step
+        """The failpoint and journal name: the step id, ``compensate:<step id>`` or
+        ``verify:<step id>``."""
+        if self.compensation:
+            return f"compensate:{self.step}"
+        return f"verify:{self.step}" if self.verify else self.step
 
     @classmethod
     def of(cls, step: StepSpec) -> Call:
@@ -139,7 +139,7 @@ def journaled(call: Call, deps: Deps, thread: str, key: str, arguments: dict[str
     if known is not None and not (safe or approved):
         return {"ok": False, "error": Failure("in_flight", "", call.tool, key).message}, {
             "in_flight": True}
-    events = ToolEvents(call.step, call.tool, call.compensation)
+    events = ToolEvents(call.step, call.tool, call.compensation, call.verify)
     # Starting a server sends nothing, so it is retried whatever the tool, and the call is
     # journaled as sent only once the server is ready.
     ready, starts = with_retries(call, deps, lambda: deps.tools.prepare(call.tool), True)
@@ -176,55 +176,28 @@ def with_retries(call: Call, deps: Deps, action: Callable[[], Any],
     raise AssertionError("unreachable")  # the loop always returns
 
 
-def failed(failure: Failure, log: list[dict[str, Any]]) -> Command:
-    """Park the run at the failed step's recovery node."""
+def failed(failure: Failure, log: list[dict[str, Any]],
+           span: dict[str, int] | None = None) -> Command:
+    """Park the run at the failed step's recovery node (``span``: counters to add to the
+    step's span, ``canal.nodes.spans``)."""
     return Command(goto=recovery_node(failure.step), update={
         "status": "failed", "cursor": failure.step, "log": log, "rejected": None,
-        "failure": failure.to_state()})
+        "failure": failure.to_state(), "verifying": None, "span": span or {}})
 
 
-def parked(step: StepSpec, thread: str, attempt: int) -> tuple[Command, str]:
+def parked(step: StepSpec, thread: str, attempt: int,
+           verifying: bool = False) -> tuple[Command, str]:
     """The update (and the node it comes from) that parks a step whose process died during
     it, so a person's answer takes the ordinary path. ``retry`` then resends the call under
-    its key: the journal replays an outcome it holds and sends a call never sent."""
+    its key: the journal replays an outcome it holds and sends a call never sent. A step
+    that died while reading back its call (``verifying``) parks as a failed read-back,
+    whose ``recheck`` reads it back again."""
     assert step.automation is not None
-    failure = Failure("in_flight", step.id, step.automation.tool,
-                      call_key(thread, step.id, attempt))
-    return failed(failure, [entry("stopped", step.id, attempt=attempt)]), call_node(step.id)
-
-
-def recovery(spec: WorkflowSpec, step: StepSpec, next_id: str | None,
-             deps: Deps) -> Callable[[dict[str, Any]], Command]:
-    """The node a failed automated step parks at, waiting for ``{"action": ...}``.
-
-    ``retry`` starts a new attempt (a new call key) unless the failure was a call that may
-    or may not have happened: then the same call is sent again under the same key, so a
-    backend that deduplicates by key can tell.
-    """
-    here = recovery_node(step.id)
-
-    def node(state: dict[str, Any]) -> Command:
-        value = ask(spec, state, deps)
-        if is_abort(value):
-            return Command(goto=COMPENSATE, update=aborted_update(step.id))
-        check = check_answer(ACTION_GATE, value, deps)
-        if not check.accepted:
-            return reject(here, step.id, check)
-        action = check.data["action"]
-        log = [entry("action", step.id, action=action)]
-        if action == "abort":
-            abort = aborted_update(step.id)
-            return Command(goto=COMPENSATE, update={**abort, "log": log + abort["log"]})
-        if action == "skip":
-            return Command(goto=next_id or END, update=moved(next_id, {"log": log}))
-        failure = Failure.from_state(state.get("failure") or {"step": step.id})
-        update: dict[str, Any] = {"status": "running", "cursor": step.id, "failure": None,
-                                  "rejected": None, "log": log}
-        if failure.resend_same_key:
-            update["approved"] = {step.id: failure.key}
-        else:
-            update["attempts"] = {step.id: (state.get("attempts") or {}).get(step.id, 0) + 1}
-        return Command(goto=step.id, update=update)
-
-    node.__name__ = f"recovery_{step.id}"
-    return node
+    key = call_key(thread, step.id, attempt)
+    log = [entry("stopped", step.id, attempt=attempt)]
+    if verifying and step.verify is not None:
+        failure = Failure("postcondition", step.id, step.verify.tool, key,
+                          STOPPED["verifying"])
+        return failed(failure, log), verify_node(step.id)
+    failure = Failure("in_flight", step.id, step.automation.tool, key)
+    return failed(failure, log), call_node(step.id)

@@ -27,6 +27,7 @@ BEGIN = "run.begin"              # not a step id: step ids have no '.'
 COMPENSATE = "abort.compensate"
 CALL_SUFFIX = ".call"
 RECOVER_SUFFIX = ".recover"
+VERIFY_SUFFIX = ".verify"
 
 
 def accept(data: dict[str, Any]) -> dict[str, Any]:
@@ -59,6 +60,11 @@ def recovery_node(step_id: str) -> str:
     return step_id + RECOVER_SUFFIX
 
 
+def verify_node(step_id: str) -> str:
+    """The node that reads back what an automated step's call did (its ``verify``)."""
+    return step_id + VERIFY_SUFFIX
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -71,7 +77,8 @@ def entry(kind: str, step: str | None, **fields: Any) -> dict[str, Any]:
 def moved(next_id: str | None, update: dict[str, Any]) -> dict[str, Any]:
     """The update that moves the run to ``next_id`` (finished when None)."""
     status = "running" if next_id else "completed"
-    return {**update, "cursor": next_id, "status": status, "failure": None, "rejected": None}
+    return {**update, "cursor": next_id, "status": status, "failure": None, "rejected": None,
+            "verifying": None}
 
 
 def aborted_update(step_id: str | None) -> dict[str, Any]:

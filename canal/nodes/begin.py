@@ -2,9 +2,10 @@
 where it stands.
 
 ``graph.invoke({}, config)`` on a new thread registers the run, fixes the steps that ask
-for confirmation and moves to the first step. An input ``{"gate": {step: {field: value}}}``
-pre-answers interactive steps: each step checks its pre-answer with its own gate when the
-run reaches it, and pauses with the errors if it does not pass.
+for confirmation and moves to the first step whose ``when`` condition holds. An input
+``{"gate": {step: {field: value}}}`` pre-answers interactive steps: each step checks its
+pre-answer with its own gate when the run reaches it, and pauses with the errors if it does
+not pass.
 
 Invoked with an input on a thread that already holds a run, the node changes nothing but
 the pre-answers and goes back to the node the run stands at, which pauses again (or
@@ -19,8 +20,9 @@ from typing import Any
 from langgraph.graph import END
 from langgraph.types import Command
 
-from canal.nodes.base import COMPENSATE, PREFILL, accept, entry, now, recovery_node
+from canal.nodes.base import COMPENSATE, PREFILL, accept, entry, now, recovery_node, verify_node
 from canal.nodes.deps import Deps, thread_id
+from canal.nodes.moves import go_on
 from canal.spec.models import WorkflowSpec
 
 
@@ -38,12 +40,12 @@ def where(state: dict[str, Any]) -> str:
         return COMPENSATE if state.get("compensating") else END
     if status == "completed" or cursor is None:
         return END
-    return recovery_node(cursor) if status == "failed" else cursor
+    if status == "failed":
+        return recovery_node(cursor)
+    return verify_node(cursor) if state.get("verifying") == cursor else cursor
 
 
 def begin(spec: WorkflowSpec, deps: Deps) -> Callable[[dict[str, Any]], Command]:
-    first = spec.steps[0].id
-
     def node(state: dict[str, Any]) -> Command:
         given = (state.get("gate") or {}).get(PREFILL)
         prefill = {step: data for step, data in given.items() if data is not None} \
@@ -54,12 +56,11 @@ def begin(spec: WorkflowSpec, deps: Deps) -> Callable[[dict[str, Any]], Command]
                 update["prefill"] = prefill
             return Command(goto=where(state), update=update)
         deps.registry.register(thread_id(), spec.name, now())
-        return Command(goto=first, update={
-            "workflow": spec.name, "digest": spec.digest, "status": "running",
-            "cursor": first, "gate": accept({}), "result": {}, "failure": None,
-            "rejected": None, "prefill": prefill, "attempts": {}, "approved": {},
+        return go_on(spec, None, state, {
+            "workflow": spec.name, "digest": spec.digest, "gate": accept({}), "result": {},
+            "prefill": prefill, "attempts": {}, "approved": {}, "skipped": {}, "rechecks": {},
             "confirm_steps": confirm_steps(spec, deps), "confirmed": {},
-            "log": [entry("start", None, workflow=spec.name, digest=spec.digest)]})
+            "log": [entry("start", None, workflow=spec.name, digest=spec.digest)]}, deps)
 
     node.__name__ = "begin"
     return node

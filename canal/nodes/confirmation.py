@@ -18,11 +18,12 @@ from langgraph.types import Command
 
 from canal.nodes.ask import ask, check_answer, reject
 from canal.nodes.automated import failed
-from canal.nodes.base import COMPENSATE, aborted_update, call_node, entry, is_abort
+from canal.nodes.base import call_node, entry, is_abort
 from canal.nodes.deps import Deps, thread_id
 from canal.nodes.failure import Failure
 from canal.nodes.gate import CONFIRM_GATE
 from canal.nodes.keys import call_key
+from canal.nodes.moves import go_abort
 from canal.spec.models import StepSpec, WorkflowSpec
 
 
@@ -37,17 +38,19 @@ def confirmation(spec: WorkflowSpec, step: StepSpec,
                 or (state.get("confirmed") or {}).get(step.id) == attempt):
             return Command(goto=call_node(step.id))
         value = ask(spec, state, deps)
+        paused = {"pauses": 1}
         if is_abort(value):
-            return Command(goto=COMPENSATE, update=aborted_update(step.id))
+            return go_abort(spec, step.id, state, added=paused)
         check = check_answer(CONFIRM_GATE, value, deps)
         if not check.accepted:
-            return reject(step.id, step.id, check)
+            return reject(step.id, step.id, check, span=paused)
         said = entry("confirm", step.id, confirm=check.data["confirm"], attempt=attempt)
         if check.data["confirm"] is True:
             return Command(goto=call_node(step.id), update={
-                "confirmed": {step.id: attempt}, "rejected": None, "log": [said]})
+                "confirmed": {step.id: attempt}, "rejected": None, "log": [said],
+                "span": paused})
         key = call_key(thread_id(), step.id, attempt)
-        return failed(Failure("declined", step.id, tool, key), [said])
+        return failed(Failure("declined", step.id, tool, key), [said], paused)
 
     node.__name__ = f"confirmation_{step.id}"
     return node

@@ -10,8 +10,9 @@ whatever client runs the graph (``stream``/``astream``, the facade's ``on_event`
 
 ``duration`` is in seconds and covers starting the tool's server and every retry; ``ok`` is
 false when the call failed (the step then parks as failed). A compensation's events carry
-``"compensation": true``. An outcome replayed from the call journal sends nothing and
-streams no event. With no one streaming custom events, writing one does nothing.
+``"compensation": true``, a read-back's (``verify``) ``"verify": true``. An outcome
+replayed from the call journal sends nothing and streams no event. With no one streaming
+custom events, writing one does nothing.
 """
 
 from __future__ import annotations
@@ -36,10 +37,13 @@ class ToolEvents:
     """The events of one call of ``step`` (its compensation when ``compensation``):
     ``started`` is streamed when this is made, ``finished(ok)`` when the call ends."""
 
-    def __init__(self, step: str, tool: str, compensation: bool = False) -> None:
+    def __init__(self, step: str, tool: str, compensation: bool = False,
+                 verify: bool = False) -> None:
         self.base: dict[str, Any] = {"event": "tool", "step": step, "tool": tool}
         if compensation:
             self.base["compensation"] = True
+        if verify:
+            self.base["verify"] = True
         self.write = _writer()
         self.started, self._clock = now(), time.monotonic()
         self.write({**self.base, "phase": "started", "started": self.started})

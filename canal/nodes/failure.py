@@ -33,20 +33,32 @@ STOPPED: dict[str, str] = {
              "answer retry, to send it again"),
     "in_flight": ("the call may or may not have happened (the process stopped during it); "
                   "answer retry to send it again, skip or abort"),
+    "verifying": ("the run stopped while reading back this step's call, which succeeded; "
+                  "recover, or answer recheck, to read it back again"),
     "unknown": ("the run stopped while this step was running; the call may or may not have "
                 "happened; recover, or answer retry, skip or abort"),
 }
 
 
+CODES: dict[str, str] = {"postcondition": "postcondition_failed"}
+
+
 @dataclass(frozen=True)
 class Failure:
-    """Why the automated step ``step`` stopped short on the call with ``key``."""
+    """Why the automated step ``step`` stopped short on the call with ``key``; a
+    ``postcondition`` failure lists its mismatches in ``errors`` (``{"path", "expected",
+    "actual"}``) and names the read-back tool in ``tool``."""
 
     kind: FailureKind
     step: str
     tool: str
     key: str
     detail: str = ""
+    errors: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def code(self) -> str:
+        return CODES.get(self.kind, self.kind)
 
     @property
     def message(self) -> str:
@@ -54,8 +66,11 @@ class Failure:
 
     def to_state(self) -> dict[str, Any]:
         """The JSON-plain form kept in the run's state (and shown in ``errors``)."""
-        return {"step": self.step, "tool": self.tool, "error": self.message, "key": self.key,
-                "kind": self.kind}
+        state: dict[str, Any] = {"step": self.step, "tool": self.tool, "error": self.message,
+                                 "key": self.key, "kind": self.kind}
+        if self.kind == "postcondition":
+            state |= {"code": self.code, "errors": list(self.errors)}
+        return state
 
     @classmethod
     def from_state(cls, data: Mapping[str, Any]) -> Failure:
@@ -63,7 +78,8 @@ class Failure:
         if kind not in MESSAGES:  # saved before failures had a kind
             kind = "in_flight" if data.get("error") == MESSAGES["in_flight"] else "tool_error"
         detail = "" if kind in ("in_flight", "declined") else str(data.get("error", ""))
-        return cls(kind, data["step"], data.get("tool") or "", data.get("key") or "", detail)
+        return cls(kind, data["step"], data.get("tool") or "", data.get("key") or "", detail,
+                   tuple(data.get("errors") or ()))
 
     @property
     def resend_same_key(self) -> bool:

@@ -27,6 +27,14 @@ ACTION_GATE: dict[str, FieldSpec] = {
     )
 }
 
+VERIFY_ACTION_GATE: dict[str, FieldSpec] = {
+    "action": FieldSpec(
+        type="string", required=True, enum=("recheck", "retry", "skip", "abort"),
+        description=("recheck reads the result back again without calling the tool, retry "
+                     "calls the tool again, skip moves on (the result stays as the call gave "
+                     "it), abort stops the run"),
+    )
+}
 
 CONFIRM_GATE: dict[str, FieldSpec] = {
     "confirm": FieldSpec(type="boolean", required=True,

@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from langgraph.graph import END
 from langgraph.types import Command
 
 from canal.nodes.ask import ask, check_answer, reject
-from canal.nodes.base import COMPENSATE, aborted_update, accept, entry, is_abort, moved
+from canal.nodes.base import accept, entry, is_abort
 from canal.nodes.deps import Deps
+from canal.nodes.moves import go_abort, go_on
 from canal.nodes.sensitive import seal_fields
 from canal.spec.models import StepSpec, WorkflowSpec
 
 
-def interactive(spec: WorkflowSpec, step: StepSpec, next_id: str | None,
+def interactive(spec: WorkflowSpec, step: StepSpec,
                 deps: Deps) -> Callable[[dict[str, Any]], Command]:
     """Take the step's pre-answer if the run was started with one, else pause once; store
     the data that passes the gate (sensitive values sealed) under the step id.
@@ -30,17 +30,17 @@ def interactive(spec: WorkflowSpec, step: StepSpec, next_id: str | None,
         if prefilled is not None:
             value, consumed = prefilled, {"prefill": {step.id: None}}
         else:
-            value = ask(spec, state, deps)
+            value, consumed = ask(spec, state, deps), {"span": {"pauses": 1}}
         if is_abort(value):
-            return Command(goto=COMPENSATE, update=aborted_update(step.id))
+            return go_abort(spec, step.id, state, added=consumed.get("span"))
         check = check_answer(step.gate, value, deps)
         if not check.accepted:
             return reject(step.id, step.id, check, **consumed)
         data = seal_fields(step.gate, check.data, deps.sealer)
         done = entry("submit", step.id, data=data,
                      **({"prefilled": True} if prefilled is not None else {}))
-        return Command(goto=next_id or END, update=moved(next_id, {
-            **consumed, "gate": accept({step.id: data}), "log": [done]}))
+        return go_on(spec, step.id, state, {
+            **consumed, "gate": accept({step.id: data}), "log": [done]}, deps)
 
     node.__name__ = f"interactive_{step.id}"
     return node

@@ -14,11 +14,12 @@ from typing import Any
 
 from canal.errors import TemplateError
 from canal.nodes.failure import STOPPED
-from canal.nodes.gate import ACTION_GATE, CONFIRM_GATE, json_schema
+from canal.nodes.gate import ACTION_GATE, CONFIRM_GATE, VERIFY_ACTION_GATE, json_schema
+from canal.nodes.lookup import run_lookup
 from canal.nodes.masking import Masker
-from canal.nodes.sensitive import TextSealer, masker_of, open_gate
+from canal.nodes.sensitive import TextSealer, masker_of
 from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
-from canal.spec.templates import render_lenient, resolve, state_lookup
+from canal.spec.templates import render_lenient, resolve
 
 
 @dataclass(frozen=True)
@@ -31,10 +32,12 @@ class StepView:
     gate: dict[str, Any]
     title: str | None = None
     call: dict[str, Any] | None = None   # the call awaiting confirmation: tool, arguments
+    references: list[dict[str, str]] | None = None  # the step's files: [{"name", "text"}]
 
     def to_json(self) -> dict[str, Any]:
         data = {"id": self.id, "type": self.type, "title": self.title,
-                "instructions": self.instructions, "gate": self.gate, "call": self.call}
+                "instructions": self.instructions, "gate": self.gate, "call": self.call,
+                "references": self.references}
         return {k: v for k, v in data.items() if v is not None}
 
 
@@ -72,7 +75,9 @@ def gate_of(spec: WorkflowSpec, values: Mapping[str, Any]) -> dict[str, FieldSpe
     if awaiting_confirmation(values):
         return CONFIRM_GATE
     if values.get("status") == "failed" or step.type == "automated":
-        return ACTION_GATE
+        failure = values.get("failure") or {}
+        postcondition = values.get("status") == "failed" and failure.get("kind") == "postcondition"
+        return VERIFY_ACTION_GATE if postcondition else ACTION_GATE
     return dict(step.gate) if step.type == "interactive" else {}
 
 
@@ -92,7 +97,7 @@ def view_of(spec: WorkflowSpec, values: Mapping[str, Any], sealer: TextSealer | 
     failed = not confirming and (status == "failed" or step.type == "automated")
     view.status = "failed" if failed else "awaiting_input"
     view.gate = gate_of(spec, values)
-    lookup = _lookup(values, None)
+    lookup = run_lookup(values, None)
     instructions = render_lenient(step.body, lambda ref: view.masker.value(lookup(ref)))
     if confirming:
         instructions = (
@@ -102,7 +107,9 @@ def view_of(spec: WorkflowSpec, values: Mapping[str, Any], sealer: TextSealer | 
     view.step = StepView(id=step.id, type=step.type, title=step.title,
                          instructions=instructions,
                          gate={name: f.to_json() for name, f in view.gate.items()},
-                         call=_pending_call(step, values) if confirming else None)
+                         call=_pending_call(step, values) if confirming else None,
+                         references=[{"name": d.name, "text": d.text}
+                                     for d in step.references] or None)
     if failed:
         failure = values.get("failure") or {
             "step": step.id, "tool": step.automation.tool if step.automation else None,
@@ -137,16 +144,12 @@ def compensation_errors(values: Mapping[str, Any]) -> list[dict[str, Any]]:
     return errors
 
 
-def _lookup(values: Mapping[str, Any], sealer: TextSealer | None) -> Any:
-    return state_lookup(open_gate(values.get("gate") or {}, sealer), values.get("result") or {})
-
-
 def _pending_call(step: StepSpec, values: Mapping[str, Any]) -> dict[str, Any]:
     """The call awaiting confirmation, as far as it resolves (sealed values stay sealed:
     they are masked when shown)."""
     assert step.automation is not None
     try:
-        arguments: Any = resolve(step.automation.input_mapping, _lookup(values, None))
+        arguments: Any = resolve(step.automation.input_mapping, run_lookup(values, None))
     except TemplateError as exc:
         arguments = {"error": exc.message}
     return {"tool": step.automation.tool, "arguments": arguments}

@@ -279,7 +279,8 @@ class Canal:
 
         step = spec.step(values["cursor"])
         attempt = (values.get("attempts") or {}).get(step.id, 0)
-        command, as_node = parked(step, thread_id, attempt)
+        command, as_node = parked(step, thread_id, attempt,
+                                  verifying=values.get("verifying") == step.id)
         self._graph(spec).update_state(config_of(thread_id), command, as_node=as_node)
 
     def _drop_unsaved(self, spec: WorkflowSpec, thread_id: str,

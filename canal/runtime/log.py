@@ -46,6 +46,13 @@ def run_log(saver: Any, thread_id: str, since: str | None = None) -> list[dict[s
     return entries
 
 
+def transitions(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
+                                                        list[dict[str, Any]]]:
+    """A run's log split into its transitions and its step spans (``canal.nodes.spans``)."""
+    return ([e for e in entries if e.get("kind") != "span"],
+            [e for e in entries if e.get("kind") == "span"])
+
+
 def head_id(saver: Any, thread_id: str) -> str | None:
     """The id of the run's latest checkpoint (None before the first one)."""
     found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
@@ -68,7 +75,8 @@ def unsaved(found: Any) -> dict[str, Any] | None:
         elif task_id != NULL_TASK_ID and not channel.startswith("__"):  # a node's own
             writes = finished.setdefault(task_id, {"entries": []})
             if channel == "log":
-                writes["entries"] += value if isinstance(value, list) else [value]
+                writes["entries"] += [e for e in (value if isinstance(value, list) else [value])
+                                      if e.get("kind") != "span"]
             elif channel in ("status", "cursor"):
                 writes[channel] = value
     if not finished:

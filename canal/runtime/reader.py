@@ -162,6 +162,8 @@ class Reader:
         if not stopped_mid_step(spec, values):
             return STOPPED["unknown"]
         step = spec.step(values["cursor"])
+        if values.get("verifying") == step.id:
+            return STOPPED["verifying"]
         key = call_key(thread_id, step.id, (values.get("attempts") or {}).get(step.id, 0))
         known = self.host.store.call_record(thread_id, key)
         if known is None:

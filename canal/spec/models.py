@@ -93,6 +93,24 @@ class CompensationSpec(_Frozen):
     input_mapping: dict[str, Any] = Field(default_factory=dict)
 
 
+class VerifySpec(_Frozen):
+    """The read-back after a successful call (DESIGN.md §7): ``tool`` (never a destructive
+    one) is called with ``input_mapping``, which may reference the step's own result, and
+    each ``expect`` path of its result is compared with its expected value (a plain value,
+    a reference, or an operator mapping as in ``when``)."""
+
+    tool: str = Field(min_length=1)
+    input_mapping: dict[str, Any] = Field(default_factory=dict)
+    expect: dict[str, Any] = Field(default_factory=dict)
+
+
+class ReferenceDoc(_Frozen):
+    """A supporting Markdown file in ``references/`` shown with one step (its ``references``)."""
+
+    name: str
+    text: str
+
+
 class RetrySpec(_Frozen):
     """How often a transient failure (connection, timeout) is retried, and the first pause."""
 
@@ -117,6 +135,9 @@ class StepFrontMatter(_Frozen):
     timeout: float | None = Field(default=None, gt=0, le=86400)
     compensate: CompensationSpec | None = None
     confirm: bool | None = None
+    when: dict[str, Any] | None = None        # parsed by canal.spec.conditions
+    verify: VerifySpec | None = None
+    references: tuple[str, ...] | None = _items(default=None)
 
 
 class WorkflowFrontMatter(_Frozen):
@@ -145,6 +166,9 @@ class StepSpec(_Frozen):
     timeout: float | None = None
     compensate: CompensationSpec | None = None
     confirm: bool | None = None    # None: ask only when the tool is marked destructive
+    when: dict[str, Any] | None = None   # the step runs only when this holds
+    verify: VerifySpec | None = None
+    references: tuple[ReferenceDoc, ...] = ()
 
 
 class WorkflowSpec(_Frozen):

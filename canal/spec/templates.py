@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ _REFERENCE = re.compile(
     r"^(?P<ns>[A-Za-z_]\w*)\.(?P<step>[A-Za-z0-9_][\w-]*)(?P<path>(?:\.[\w-]+|\[[0-9]+\])*)$"
 )
 _SEGMENT = re.compile(r"\.([\w-]+)|\[([0-9]+)\]")  # indexes: ASCII digits only
+_PATH = re.compile(r"^(?:[\w-]+|\[[0-9]+\])(?:\.[\w-]+|\[[0-9]+\])*$")
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,26 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True)
+class Pending:
+    """What a dry run's lookup gives for a value not produced yet (``canal plan``): inside
+    text it reads as its reference, and ``pending_as_text`` turns a resolved value's
+    Pending parts back into their template text."""
+
+    text: str
+
+
+def pending_as_text(value: Any) -> Any:
+    """``value`` with every Pending replaced by its reference's text."""
+    if isinstance(value, Pending):
+        return value.text
+    if isinstance(value, Mapping):
+        return {k: pending_as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [pending_as_text(v) for v in value]
+    return value
 
 
 def scan(text: str) -> Iterator[Reference | Malformed]:
@@ -99,6 +120,23 @@ def scan(text: str) -> Iterator[Reference | Malformed]:
                 yield Reference(raw, match["ns"], match["step"], path, start, end + 2)
 
 
+def parse_path(text: str) -> tuple[str | int, ...] | None:
+    """A path into a JSON value (``items[0].id``, ``items.0.id``), or None when malformed."""
+    if not _PATH.match(text):
+        return None
+    return tuple(int(index) if index else key
+                 for key, index in _SEGMENT.findall(text if text.startswith("[") else "." + text))
+
+
+def follow(value: Any, path: tuple[str | int, ...]) -> Any:
+    """The value at ``path`` inside ``value``, or MISSING."""
+    for segment in path:
+        value = _step_into(value, segment)
+        if value is MISSING:
+            return MISSING
+    return value
+
+
 def walk_strings(value: Any, key: str = "") -> Iterator[tuple[str, str]]:
     """Yield ``(dotted key, string)`` for every string inside a JSON-plain value."""
     if isinstance(value, str):
@@ -114,15 +152,19 @@ def walk_strings(value: Any, key: str = "") -> Iterator[tuple[str, str]]:
 Lookup = Callable[[Reference], Any]
 
 
-def state_lookup(gate: Mapping[str, Any], result: Mapping[str, Any]) -> Lookup:
+def state_lookup(gate: Mapping[str, Any], result: Mapping[str, Any],
+                 absent: Collection[str] = ()) -> Lookup:
     """A lookup over a run's gate data and tool results.
 
-    An optional gate field that was not submitted is MISSING; a result path that does not
+    An optional gate field that was not submitted is MISSING, and so is anything of a step
+    in ``absent`` (the steps a ``when`` condition skipped); a result path that does not
     exist is an error, because it means the tool answered in a shape the workflow did not
     expect.
     """
 
     def lookup(ref: Reference) -> Any:
+        if ref.step in absent:
+            return MISSING
         if ref.namespace == "gate":
             if ref.step not in gate:
                 raise TemplateError(f"{ref.text}: step {ref.step!r} has no gate data")
@@ -160,6 +202,8 @@ def _step_into(value: Any, segment: str | int) -> Any:
 def _as_text(value: Any) -> str:
     if value is MISSING or value is None:
         return ""
+    if isinstance(value, Pending):
+        return value.text
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

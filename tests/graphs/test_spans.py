@@ -32,6 +32,15 @@ class Spans(BaseCallbackHandler):
         canal = {k: v for k, v in (metadata or {}).items() if k.startswith("canal_")}
         self.started.append((kwargs.get("name"), list(tags or []), canal))
 
+    def nodes(self) -> list[tuple[str, list[str], dict[str, Any]]]:
+        """The node runs (not the step spans inside them)."""
+        return [s for s in self.started if s[2] and not s[0].startswith("canal.span:")]
+
+    def step_spans(self) -> dict[str, dict[str, Any]]:
+        """Each step's ``canal.span:<step>`` run's metadata."""
+        return {s[2]["canal_step"]: s[2] for s in self.started
+                if s[0].startswith("canal.span:")}
+
 
 def _graph(workflows, tmp_path) -> Any:
     write_workflow(workflows, "flow", STEPS)
@@ -46,8 +55,8 @@ def test_each_step_node_is_one_span_with_its_step_metadata_and_tags(workflows, t
     cfg = {"configurable": {"thread_id": "t"}, "callbacks": [spans]}
     graph.invoke({}, cfg)
     graph.invoke(Command(resume={"name": "n"}), cfg)
-    by_name = {name: (tags, meta) for name, tags, meta in spans.started if meta}
-    names = [name for name, _, meta in spans.started if meta]
+    by_name = {name: (tags, meta) for name, tags, meta in spans.nodes()}
+    names = [name for name, _, meta in spans.nodes()]
     # "ask" runs twice: it pauses, and runs again from its first line when answered.
     assert names == ["run.begin", "ask", "ask", "make", "make.call", "done"]
     assert by_name["run.begin"][1] == {"canal_workflow": "flow", "canal_node": "begin"}
@@ -73,7 +82,27 @@ def test_spans_are_the_same_under_ainvoke(workflows, tmp_path):
 
     asyncio.run(run())
     steps = [(name, meta.get("canal_step"), meta.get("canal_tool"))
-             for name, _, meta in spans.started if meta]
+             for name, _, meta in spans.nodes()]
     assert steps == [("run.begin", None, None), ("ask", "ask", None), ("ask", "ask", None),
                      ("make", "make", "make_project"), ("make.call", "make", "make_project"),
                      ("done", "done", None)]
+
+
+def test_each_step_leaves_a_span_run_whose_metadata_holds_its_fields(workflows, tmp_path):
+    graph = _graph(workflows, tmp_path)
+    spans = Spans()
+    cfg = {"configurable": {"thread_id": "t"}, "callbacks": [spans]}
+    graph.invoke({}, cfg)
+    graph.invoke(Command(resume={"name": "n"}), cfg)
+    graph.invoke(Command(resume=True), cfg)
+    found = spans.step_spans()
+    assert sorted(found) == ["ask", "done", "make"]
+    ask, make = found["ask"], found["make"]
+    assert ask["canal_span"] is True and ask["canal_span_outcome"] == "completed"
+    assert ask["canal_span_pauses"] == 1 and ask["canal_span_effects_requested"] == 0
+    assert make["canal_span_effects_requested"] == 1
+    assert make["canal_span_effects_completed"] == 1
+    assert make["canal_span_pauses"] == 0 and make["canal_span_instructions_chars"] == 0
+    assert make["canal_span_postconditions_passed"] == 0
+    assert isinstance(make["canal_span_duration_ms"], int)
+    assert make["canal_span_started"] <= make["canal_span_finished"]
