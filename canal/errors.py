@@ -107,13 +107,18 @@ class ToolNotFound(NotFound):
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with a workflow definition: where, which key, what text, why."""
+    """One thing wrong with a workflow definition: where, which key, what text, why.
+
+    A ``warning`` does not make the workflow invalid; it points at something that works
+    but may not do what the author meant (a reference to a step that may be skipped).
+    """
 
     path: str
     message: str
     key: str | None = None
     text: str | None = None
     line: int | None = None
+    warning: bool = False
 
     def __str__(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
@@ -122,12 +127,13 @@ class Problem:
             parts.append(self.key)
         if self.text is not None:
             parts.append(self.text)
-        parts.append(self.message)
+        parts.append(("warning: " if self.warning else "") + self.message)
         return ": ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
         data = {"path": self.path, "line": self.line, "key": self.key, "text": self.text,
-                "message": self.message, "problem": str(self)}
+                "message": self.message, "problem": str(self),
+                "severity": "warning" if self.warning else None}
         return {k: v for k, v in data.items() if v is not None}
 
 

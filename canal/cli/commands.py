@@ -35,9 +35,10 @@ def validate(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
         reports = canal.validate(args.names)
     for report in reports:
-        for problem in report["problems"]:
+        for problem in report["problems"] + report["warnings"]:
             print(f"{report['workflow']}/{problem}", file=sys.stderr)
         report["problems"] = [p.to_json() for p in report["problems"]]
+        report["warnings"] = [p.to_json() for p in report["warnings"]]
     count = sum(len(r["problems"]) for r in reports)
     return {"status": "invalid" if count else "ok", "problem_count": count, "workflows": reports}
 

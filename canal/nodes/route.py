@@ -23,7 +23,7 @@ from canal.nodes.base import entry, moved
 from canal.nodes.lookup import SKIPPED_BY_CONDITION, run_lookup
 from canal.nodes.sensitive import TextSealer
 from canal.nodes.spans import closed, opened
-from canal.spec.conditions import ABSENT, UNKNOWN, Test, holds, parse_when
+from canal.spec.conditions import ABSENT, UNKNOWN, Clause, holds, parse_when
 from canal.spec.models import StepSpec, WorkflowSpec
 from canal.spec.templates import MISSING, Lookup, Pending, resolve, walk_strings
 
@@ -35,7 +35,7 @@ def decide(step: StepSpec, lookup: Lookup) -> bool | None:
         return True
     condition, _ = parse_when(step.when)
 
-    def read(test: Test) -> Any:
+    def read(test: Clause) -> Any:
         assert test.reference is not None
         try:
             value = lookup(test.reference)

@@ -75,9 +75,11 @@ def gate_of(spec: WorkflowSpec, values: Mapping[str, Any]) -> dict[str, FieldSpe
     if awaiting_confirmation(values):
         return CONFIRM_GATE
     if values.get("status") == "failed" or step.type == "automated":
+        # A failed read-back, or a process that died during one, may also recheck.
         failure = values.get("failure") or {}
-        postcondition = values.get("status") == "failed" and failure.get("kind") == "postcondition"
-        return VERIFY_ACTION_GATE if postcondition else ACTION_GATE
+        reading_back = (failure.get("kind") == "postcondition" if values.get("status") == "failed"
+                        else values.get("verifying") == step.id)
+        return VERIFY_ACTION_GATE if reading_back else ACTION_GATE
     return dict(step.gate) if step.type == "interactive" else {}
 
 

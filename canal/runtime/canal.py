@@ -177,16 +177,23 @@ class Canal:
 
     def validate(self, names: list[str] | None = None) -> list[dict[str, Any]]:
         """A report per workflow (default: every one, and every folder that leads outside the
-        workflows folder, which is refused): ``{"workflow", "valid", "problems"}``."""
+        workflows folder, which is refused): ``{"workflow", "valid", "problems",
+        "warnings"}``. What the tool cache knows is checked too: a ``verify`` tool must not
+        be marked destructive."""
         from canal.spec import check_workflow
         from canal.spec.loader import refused_workflows
+        from canal.spec.phases import read_back_problems
 
         reports = []
         for name in names or self.workflows():
-            _, problems = check_workflow(workflow_dir(self.settings.workflows, name))
-            reports.append({"workflow": name, "valid": not problems, "problems": problems})
+            spec, found = check_workflow(workflow_dir(self.settings.workflows, name))
+            if spec is not None:
+                found += read_back_problems(spec, self.tools.destructive)
+            problems = [p for p in found if not p.warning]
+            reports.append({"workflow": name, "valid": not problems, "problems": problems,
+                            "warnings": [p for p in found if p.warning]})
         if not names:
-            reports += [{"workflow": p.path, "valid": False, "problems": [p]}
+            reports += [{"workflow": p.path, "valid": False, "problems": [p], "warnings": []}
                         for p in refused_workflows(self.settings.workflows)]
         return reports
 

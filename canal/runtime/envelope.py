@@ -73,10 +73,14 @@ def completed_steps(spec: WorkflowSpec, values: Mapping[str, Any]) -> list[dict[
     """What the run has done so far, step by step, for a session that knows nothing."""
     done: list[dict[str, Any]] = []
     gate, result = values.get("gate") or {}, values.get("result") or {}
+    skipped = values.get("skipped") or {}
     for step in spec.steps:
         if step.id == values.get("cursor"):
             break
         item: dict[str, Any] = {"step": step.id, "type": step.type}
+        if skipped.get(step.id) == "when":  # its condition did not hold: it never ran
+            done.append({**item, "skipped": True, "reason": "when"})
+            continue
         if step.type == "interactive":
             item["data"] = gate.get(step.id, {})
         elif step.type == "automated":

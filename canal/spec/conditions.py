@@ -57,7 +57,7 @@ ABSENT: Any = _Absent()
 
 
 @dataclass(frozen=True)
-class Test:
+class Clause:
     """One operator applied to the value at one path."""
 
     key: str                          # the path as written
@@ -69,10 +69,10 @@ class Test:
 
 @dataclass(frozen=True)
 class Condition:
-    tests: tuple[Test, ...] = ()
+    tests: tuple[Clause, ...] = ()
     alternatives: tuple[Condition, ...] | None = None  # ``any:``; None when not given
 
-    def all_tests(self) -> list[Test]:
+    def all_tests(self) -> list[Clause]:
         """Every test, inside ``any`` too."""
         out = list(self.tests)
         for alternative in self.alternatives or ():
@@ -103,14 +103,14 @@ def parse_when(data: Any, key: str = "when") -> tuple[Condition, list[Flaw]]:
     return _condition(data, key, parse, 0), parse.flaws
 
 
-def parse_expect(data: Any, key: str = "verify.expect") -> tuple[tuple[Test, ...], list[Flaw]]:
+def parse_expect(data: Any, key: str = "verify.expect") -> tuple[tuple[Clause, ...], list[Flaw]]:
     """A ``verify.expect`` mapping as tests, and everything wrong with it."""
     parse = _Parse()
     if not isinstance(data, Mapping) or not data:
         parse.flaw(key, "expect maps at least one path in the read-back result to its "
                         "expected value")
         return (), parse.flaws
-    tests: list[Test] = []
+    tests: list[Clause] = []
     for name, test in data.items():
         where = f"{key}.{name}"
         path = parse_path(str(name))
@@ -127,7 +127,7 @@ def _condition(data: Any, key: str, parse: _Parse, depth: int) -> Condition:
         parse.flaw(key, "a condition maps reference paths (gate.<step>.<field>, "
                         "result.<step>.<path>) to values or operators")
         return Condition()
-    tests: list[Test] = []
+    tests: list[Clause] = []
     alternatives: list[Condition] | None = None
     for name, test in data.items():
         where = f"{key}.{name}"
@@ -152,9 +152,9 @@ def _condition(data: Any, key: str, parse: _Parse, depth: int) -> Condition:
 
 
 def _tests(key: str, name: str, path: tuple[str | int, ...], reference: Reference | None,
-           test: Any, parse: _Parse) -> list[Test]:
+           test: Any, parse: _Parse) -> list[Clause]:
     if not isinstance(test, Mapping):
-        return [Test(name, path, "equals", test, reference)]
+        return [Clause(name, path, "equals", test, reference)]
     if not test:
         parse.flaw(key, "no operator given (known: " + ", ".join(OPERATORS) + ")")
     out = []
@@ -168,7 +168,7 @@ def _tests(key: str, name: str, path: tuple[str | int, ...], reference: Referenc
         if message:
             parse.flaw(where, message, repr(operand))
             continue
-        out.append(Test(name, path, operator, operand, reference))
+        out.append(Clause(name, path, operator, operand, reference))
     return out
 
 
@@ -210,7 +210,7 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def passes(test: Test, actual: Any, expected: Any) -> bool | None:
+def passes(test: Clause, actual: Any, expected: Any) -> bool | None:
     """Whether ``actual`` (or ABSENT/UNKNOWN) passes ``test`` against the resolved
     ``expected``; None when undecided."""
     if actual is UNKNOWN or expected is UNKNOWN:
@@ -244,7 +244,7 @@ def _positive(operator: str, actual: Any, expected: Any, absent: bool) -> bool:
             "lte": actual <= expected}[operator]
 
 
-Reader = Callable[[Test], Any]       # the value a test looks at, ABSENT or UNKNOWN
+Reader = Callable[[Clause], Any]       # the value a test looks at, ABSENT or UNKNOWN
 Operand = Callable[[Any], Any]       # an operand with its references resolved, or UNKNOWN
 
 
@@ -272,7 +272,7 @@ def _any(results: list[bool | None]) -> bool | None:
 class Outcome:
     """One ``expect`` test after a read-back."""
 
-    test: Test
+    test: Clause
     passed: bool
     actual: Any
     expected: Any
@@ -289,7 +289,7 @@ class Outcome:
         return error
 
 
-def expectations(tests: tuple[Test, ...], result: Any, operand: Operand) -> list[Outcome]:
+def expectations(tests: tuple[Clause, ...], result: Any, operand: Operand) -> list[Outcome]:
     """Every ``expect`` test applied to a read-back ``result``."""
     from canal.spec.templates import MISSING, follow
 

@@ -1,10 +1,11 @@
 """Static validation: every problem in a workflow, found before anything runs.
 
 Checks the shape of each step (an automated step needs a tool, only interactive steps have
-gates), every gate field (defaults, enums and bounds agree with the type; patterns compile)
-and every ``{{...}}`` reference in input mappings and step bodies (known step, earlier step,
-right namespace for the step's type, declared gate field, well-formed syntax). Problems are
-collected, never raised one at a time.
+gates), every gate field (defaults, enums and bounds agree with the type; patterns compile),
+every ``{{...}}`` reference in input mappings and step bodies (known step, earlier step,
+right namespace for the step's type, declared gate field, well-formed syntax) and the phase
+contracts, ``when`` and ``verify`` (``canal.spec.phases``). Problems are collected, never
+raised one at a time; a warning (``Problem.warning``) does not make a workflow invalid.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from canal.errors import Problem, WorkflowInvalid
 from canal.spec.loader import Files, parse_files, workflow_files
 from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
 from canal.spec.patterns import pattern_error
+from canal.spec.phases import phase_problems
 from canal.spec.templates import Malformed, Reference, scan, walk_strings
 
 STEP_ID = re.compile(r"[A-Za-z0-9_][\w-]*")
@@ -75,7 +77,12 @@ def validate_spec(spec: WorkflowSpec,
                 problem = _check_reference(step, key, part, by_id, known, unreadable)
                 if problem is not None:
                     problems.append(problem)
-    return problems
+
+    def check(step: StepSpec, key: str, part: Reference | Malformed,
+              known: set[str]) -> Problem | None:
+        return _check_reference(step, key, part, by_id, known, unreadable)
+
+    return problems + phase_problems(spec, check)
 
 
 def _check_allowed_tools(spec: WorkflowSpec) -> list[Problem]:
@@ -86,7 +93,8 @@ def _check_allowed_tools(spec: WorkflowSpec) -> list[Problem]:
     out = []
     for step in spec.steps:
         calls = [("automation.tool", step.automation.tool if step.automation else None),
-                 ("compensate.tool", step.compensate.tool if step.compensate else None)]
+                 ("compensate.tool", step.compensate.tool if step.compensate else None),
+                 ("verify.tool", step.verify.tool if step.verify else None)]
         for key, tool in calls:
             if tool is not None and tool not in spec.tools:
                 out.append(Problem(step.path, f"not among the tools {spec.entry} allows "
@@ -197,6 +205,7 @@ def load_workflow(folder: Path) -> WorkflowSpec:
 def load_files(name: str, files: Files, path: str = "") -> WorkflowSpec:
     """Parse and validate a workflow from its files (a folder's, or a run's pinned copy)."""
     spec, problems = check_files(name, files, path)
-    if problems or spec is None:
-        raise WorkflowInvalid(name, problems)
+    errors = [p for p in problems if not p.warning]
+    if errors or spec is None:
+        raise WorkflowInvalid(name, errors)
     return spec

@@ -9,13 +9,17 @@ Spec::
 
     {"page_size": 2, "tools": [{"name": "add", "description": "...", "inputSchema": {...},
       "annotations": {...}, "behavior": "echo" | "text" | "plain" | "error" | "crash" | "hang"
-      | "slow", "result": {...}, "seconds": 5}]}
+      | "slow" | "store" | "fetch", "result": {...}, "seconds": 5}]}
 
 Behaviours: ``echo`` returns ``{"tool": name, "arguments": args}`` (plus ``result``) as
 structured content; ``text`` returns ``result`` as JSON text only; ``plain`` returns
 ``result`` as plain text; ``error`` answers ``isError`` with ``result`` as the message;
 ``crash`` exits the process mid-call; ``hang`` never answers; ``slow`` answers like ``echo``
-after ``seconds``.
+after ``seconds``. ``store`` and ``fetch`` make a stateful backend, kept in ``store.json``
+beside the spec: ``store`` saves its arguments as a new record (with ``result``'s keys
+written over them: a backend that answers "ok" but stored something else) and answers
+``{"id": <new id>, "status": "ok"}``; ``fetch`` answers the record whose id is the ``id``
+argument (an error when there is none). A test may edit ``store.json`` between calls.
 
 A file ``kill-client-at-start`` beside the spec makes the next start kill the process that
 started the server (with SIGKILL, before serving anything) and remove the file: a client
@@ -77,11 +81,27 @@ def build(spec_path: Path, name: str) -> Server:
                 types.TextContent(type="text", text=str(result))])
         if behavior == "text":
             return [types.TextContent(type="text", text=json.dumps(result))]
+        if behavior in ("store", "fetch"):
+            return _stateful(spec_path.with_name("store.json"), behavior, arguments, result)
         if behavior == "plain":
             return [types.TextContent(type="text", text=str(result))]
         return {"tool": tool, "server": name, "arguments": arguments, **(result or {})}
 
     return server
+
+
+def _stateful(path: Path, behavior: str, arguments: dict, result: dict | None) -> object:
+    records = json.loads(path.read_text()) if path.exists() else {}
+    if behavior == "fetch":
+        record = records.get(str(arguments.get("id")))
+        if record is None:
+            return types.CallToolResult(isError=True, content=[
+                types.TextContent(type="text", text=f"no record {arguments.get('id')!r}")])
+        return record
+    new_id = str(len(records) + 1)
+    records[new_id] = {"id": new_id, **arguments, **(result or {})}
+    path.write_text(json.dumps(records))
+    return {"id": new_id, "status": "ok"}
 
 
 async def serve(spec_path: Path, name: str) -> None:
