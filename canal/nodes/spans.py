@@ -35,16 +35,32 @@ COUNTS = ("pauses", "requested", "completed", "passed", "failed")
 
 def tally(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any] | None:
     """Reducer of the state's ``span``: open a new span, close it, or add counters."""
+    left = _unwrapped(left)
     if right is None:
         return left
-    if OPEN in right:
-        return {**right[OPEN], **dict.fromkeys(COUNTS, 0)}
-    if CLOSE in right:
-        return None
+    if OPEN in right or CLOSE in right:
+        return _unwrapped(right)
     merged = dict(left or {})
     for key, value in right.items():
         merged[key] = merged.get(key, 0) + value
     return merged
+
+
+def _unwrapped(span: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A span as it reads: LangGraph stores a channel's first write without calling its
+    reducer, so the span a run starts with may still read ``{"$open": ...}`` (with the
+    counters added to it beside)."""
+    if not span or CLOSE in span:
+        return None
+    if OPEN not in span:
+        return span
+    counters = {key: value for key, value in span.items() if key != OPEN}
+    return {**span[OPEN], **dict.fromkeys(COUNTS, 0), **counters}
+
+
+def current(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The open span of a run whose state is ``values`` (empty when there is none)."""
+    return dict(_unwrapped(values.get("span")) or {})
 
 
 def count(**counters: int) -> dict[str, Any]:
@@ -61,7 +77,7 @@ def closed(spec: WorkflowSpec, step_id: str, values: Mapping[str, Any],
            added: Mapping[str, int] | None, outcome: str) -> dict[str, Any]:
     """The ``span`` log entry of ``step_id``, left now with ``outcome``; ``added`` are the
     counters of the node that leaves it (not yet in ``values``)."""
-    span = values.get("span") or {}
+    span = current(values)
     if span.get("step") != step_id:  # skipped, or a run saved before spans existed
         span = {}
     counters = {key: span.get(key, 0) + (added or {}).get(key, 0) for key in COUNTS}
@@ -80,7 +96,7 @@ def closed(spec: WorkflowSpec, step_id: str, values: Mapping[str, Any],
 
 def open_span(spec: WorkflowSpec, values: Mapping[str, Any]) -> dict[str, Any] | None:
     """The span of the step the run is at, as far as it goes (``finished`` is None)."""
-    span = values.get("span") or {}
+    span = current(values)
     cursor = values.get("cursor")
     if not cursor or span.get("step") != cursor or values.get("status") in (
             "completed", "aborted"):

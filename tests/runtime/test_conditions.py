@@ -74,6 +74,9 @@ def test_each_branch_calls_only_its_tool(shop, toolbox, rush, speed):
     assert spans[skipped]["outcome"] == "skipped"
     assert spans[skipped]["effects"] == {"requested": 0, "completed": 0}
     assert spans[speed]["effects"] == {"requested": 1, "completed": 1}
+    assert spans["ask"]["pauses"] == 1 and isinstance(spans["ask"]["duration_ms"], int)
+    assert spans["ask"]["started"] <= spans["ask"]["finished"]
+    assert spans["done"]["finished"] is None and spans["done"]["outcome"] == "open"
 
 
 def test_the_graph_shows_the_branches_with_their_labels(shop):
