@@ -74,10 +74,12 @@ def verification(spec: WorkflowSpec, step: StepSpec,
         if not outcome["ok"]:
             return fail(f"the read-back call {verify.tool} failed: {outcome['error']}",
                         **logged)
-        lookup = run_lookup(state, deps.sealer)
+        lookup, sealed = run_lookup(state, deps.sealer), run_lookup(state, None)
         checked = expectations(tests, outcome["result"],
                                lambda operand: resolved_operand(operand, lookup))
-        wrong = tuple(o.to_error() for o in checked if not o.passed)
+        # What is kept and shown of an expected value keeps sealed secrets sealed.
+        wrong = tuple(o.to_error(resolved_operand(o.clause.operand, sealed))
+                      for o in checked if not o.passed)
         passed = len(checked) - len(wrong)
         if wrong:
             first = wrong[0]

@@ -272,17 +272,18 @@ def _any(results: list[bool | None]) -> bool | None:
 class Outcome:
     """One ``expect`` test after a read-back."""
 
-    test: Clause
+    clause: Clause
     passed: bool
     actual: Any
     expected: Any
 
-    def to_error(self) -> dict[str, Any]:
+    def to_error(self, expected: Any = ABSENT) -> dict[str, Any]:
         """The mismatch as reported: ``{"path", "expected", "actual"}`` (an absent value is
-        ``null`` with ``"absent": true``)."""
-        shown = self.expected if self.test.operator == "equals" else {
-            self.test.operator: self.expected}
-        error = {"path": self.test.key, "expected": shown,
+        ``null`` with ``"absent": true``); ``expected`` is the expected value as it may be
+        shown, when it differs from the one compared (a secret stays sealed)."""
+        value = self.expected if expected is ABSENT else expected
+        shown = value if self.clause.operator == "equals" else {self.clause.operator: value}
+        error = {"path": self.clause.key, "expected": shown,
                  "actual": None if self.actual is ABSENT else self.actual}
         if self.actual is ABSENT:
             error["absent"] = True

@@ -472,3 +472,24 @@ def test_the_journal_keeps_a_keyed_digest_of_the_arguments(workflows, tmp_path, 
     for path in tmp_path.glob("h*/**/*"):
         if path.is_file():
             assert plain.encode() not in path.read_bytes(), path
+
+
+def test_a_failed_read_back_never_shows_or_keeps_an_expected_secret(workflows, tmp_path):
+    from canal.nodes.masking import is_sealed
+
+    flow = steps()
+    flow["02-connect.md"] = {**flow["02-connect.md"], "verify": {
+        "tool": "whoami", "input_mapping": {"session": "{{result.connect.session}}"},
+        "expect": {"token": "{{gate.login.api_token}}"}}}
+    write_workflow(workflows, "login", flow)
+    canal = Canal(workflows=workflows, home=tmp_path / ".canal", checkpointer="memory:",
+                  tools=PythonTools({"connect": lambda **kw: {"session": "ok"},
+                                     "whoami": lambda **kw: {"token": "someone-else"}}))
+    canal.start("login", thread_id="t")
+    env = canal.advance("t", {"user": "ann", "api_token": SECRET})
+    assert env.status == "failed" and env.errors[0]["code"] == "postcondition_failed"
+    shown = env.to_json()["errors"][0]
+    assert shown["errors"] == [{"path": "token", "expected": MASK, "actual": "someone-else"}]
+    assert SECRET not in every_output(canal, "t")
+    kept = canal.values("t")["failure"]
+    assert is_sealed(kept["errors"][0]["expected"]) and SECRET not in json.dumps(kept)
