@@ -2,7 +2,9 @@
 
 Submitted data (gate data, ``canal call`` arguments) is limited in total size, string
 length and nesting depth; defaults can be changed under ``limits:`` in ``canal.yaml``.
-Workflow files are limited by the loader (``MAX_FILE_BYTES``, ``MAX_FRONT_MATTER_BYTES``).
+Workflow files are limited by the loader (``MAX_FILE_BYTES``, ``MAX_FRONT_MATTER_BYTES``),
+and so is the text one step shows from its reference files (``MAX_STEP_REFERENCE_BYTES``):
+all of it goes into one envelope and one interrupt, at every visit to the step.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from canal.errors import ConfigError, LimitExceeded, UsageError
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FRONT_MATTER_BYTES = 64 * 1024
+MAX_STEP_REFERENCE_BYTES = 256 * 1024  # the reference files of one step, together
 MAX_LIMIT = 2**31 - 1  # any limit above this is no limit at all
 
 

@@ -3,14 +3,16 @@
 A folder holds ``WorkFlow.md`` (or ``SKILL.md``) and ``references/NN-<slug>.md`` step files;
 the numeric prefix orders the steps and the slug is the step id unless the front matter
 gives an ``id``. Markdown files in ``references/`` without a numeric prefix are supporting
-documents and are not steps.
+documents, not steps: a step shows those its ``references`` key names. They belong to the
+definition (pinned, in the digest), but only the ones a step names are judged, so a stray
+file beside the steps never makes a workflow invalid.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,10 +20,11 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from canal.errors import InvalidName, Problem, WorkflowNotFound
-from canal.limits import MAX_FILE_BYTES
+from canal.limits import MAX_FILE_BYTES, MAX_STEP_REFERENCE_BYTES
 from canal.spec.frontmatter import read_front
 from canal.spec.models import (
     STEP_TYPES,
+    ReferenceDoc,
     StepFrontMatter,
     StepSpec,
     WorkflowFrontMatter,
@@ -188,33 +191,36 @@ def _translate(rel: str, error: Any) -> Problem:
 
 
 def workflow_files(folder: Path) -> dict[str, Content]:
-    """The content of every file that defines a workflow: its entry file and its numbered
-    step files. This is what a run pins and what the digest covers."""
+    """The content of every file that defines a workflow: its entry file and the Markdown
+    files directly inside ``references/`` (the numbered step files and the supporting
+    documents steps name). This is what a run pins and what the digest covers."""
     paths = [p for p in (folder / name for name in ENTRY_FILES) if p.is_file()][:1]
     refs = folder / "references"
     if refs.is_dir():
-        paths += sorted(p for p in refs.iterdir() if p.is_file() and STEP_FILE.match(p.name))
+        paths += sorted(p for p in refs.iterdir() if p.is_file() and p.name.endswith(".md"))
     return {path.relative_to(folder).as_posix(): read_file(folder, path) for path in paths}
 
 
 def pinnable(files: Files) -> dict[str, str]:
-    """The text of every file that was read: what a run pins."""
-    return {rel: content.decode() for rel, content in files.items()
-            if isinstance(content, bytes)}
+    """The text of every file read as text a store can keep: what a run pins. Only a
+    supporting document no step names can be unreadable in a valid workflow; it is left
+    out here and from the digest alike."""
+    return {rel: text for rel, content in files.items()
+            if (text := _decode(rel, content, [])) is not None}
 
 
 def digest_of(files: Files) -> str:
+    """The digest of exactly what ``pinnable`` keeps, so that a definition loaded from its
+    pinned copy has the digest its files had on disk."""
     sha = hashlib.sha256()
-    for rel in sorted(files):
-        content = files[rel]
-        sha.update(rel.encode() + b"\0" + (content if isinstance(content, bytes) else b"")
-                   + b"\0")
+    for rel, text in sorted(pinnable(files).items()):
+        sha.update(rel.encode() + b"\0" + text.encode() + b"\0")
     return "sha256:" + sha.hexdigest()
 
 
 def parse_files(name: str, files: Files,
                 path: str = "") -> tuple[WorkflowSpec | None, list[Problem], set[str]]:
-    """Parse a workflow without judging references.
+    """Parse a workflow without judging its ``{{...}}`` references.
 
     Returns the spec built from every step that parsed (None when there is no entry file),
     every problem met while reading, and the ids of step files that could not be parsed
@@ -236,7 +242,7 @@ def parse_files(name: str, files: Files,
     steps: list[StepSpec] = []
     unreadable: set[str] = set()
     for rel in step_files:
-        step = _read_step(rel, files[rel], problems, unreadable)
+        step = _read_step(rel, files, problems, unreadable)
         if step is not None:
             steps.append(step)
     spec = WorkflowSpec(
@@ -262,12 +268,12 @@ def _step_files(files: Files, problems: list[Problem]) -> list[str]:
     return [rel for _, rel in found]
 
 
-def _read_step(rel: str, content: Content, problems: list[Problem],
+def _read_step(rel: str, files: Files, problems: list[Problem],
                unreadable: set[str]) -> StepSpec | None:
     """The step in ``rel``, or None after recording its problems and its id in ``unreadable``."""
     match = STEP_FILE.match(rel.removeprefix("references/"))
     assert match is not None  # _step_files only returns matching names
-    data, body = read_front(rel, _decode(rel, content, problems), problems)
+    data, body = read_front(rel, _decode(rel, files[rel], problems), problems)
     front = _model(rel, StepFrontMatter, data, problems) if data is not None else None
     if front is None:
         given = (data or {}).get("id")
@@ -280,4 +286,72 @@ def _read_step(rel: str, content: Content, problems: list[Problem],
         automation=front.automation, retry=front.retry, timeout=front.timeout,
         compensate=front.compensate, confirm=front.confirm, when=front.when,
         verify=front.verify,
+        references=_references(rel, front.references or (), files, problems),
     )
+
+
+def _references(rel: str, names: Sequence[str], files: Files,
+                problems: list[Problem]) -> tuple[ReferenceDoc, ...]:
+    """The supporting documents step ``rel`` names, read from ``files`` (in a run, its pinned
+    copy, never the folder again). Every name that cannot be shown is a problem of the step,
+    and so is a total over ``MAX_STEP_REFERENCE_BYTES``."""
+    docs: list[ReferenceDoc] = []
+    first: dict[str, int] = {}
+    for index, name in enumerate(names):
+        doc, why = _reference(name, files, first.get(name))
+        first.setdefault(name, index)
+        problems.extend(Problem(rel, message, key=f"references[{index}]", text=name)
+                        for message in why)
+        if doc is not None:
+            docs.append(doc)
+    size = sum(len(doc.text.encode()) for doc in docs)
+    if size > MAX_STEP_REFERENCE_BYTES:
+        problems.append(Problem(
+            rel, f"the reference files of this step hold {size} bytes together; the limit is "
+                 f"{MAX_STEP_REFERENCE_BYTES} (shorten them, or show some at another step)",
+            key="references"))
+    return tuple(docs)
+
+
+def _reference(name: str, files: Files,
+               earlier: int | None) -> tuple[ReferenceDoc | None, list[str]]:
+    """Supporting document ``name`` with its text, or None and why it cannot be shown (a
+    bad name, listed before at index ``earlier``, missing, outside the folder, unreadable)."""
+    why = _bad_reference_name(name)
+    if why is not None:
+        return None, [why]
+    if earlier is not None:
+        return None, [f"also listed as references[{earlier}]; list each file once"]
+    path = f"references/{name}"
+    if path not in files:
+        known = ", ".join(_supporting(files)) or "none"
+        return None, [f"no such file in references/ (supporting files there: {known}); add "
+                      "it or correct the name"]
+    content = files[path]
+    found: list[Problem] = []
+    text = _decode(path, content, found)
+    fix = ("put the file itself in references/" if isinstance(content, Refused)
+           else f"a reference file must be UTF-8 text of at most {MAX_FILE_BYTES} bytes with "
+                "no NUL character")
+    return (None if text is None else ReferenceDoc(name=name, text=text),
+            [f"{p.message}{'' if p.line is None else f' (line {p.line})'}; {fix}"
+             for p in found])
+
+
+def _bad_reference_name(name: str) -> str | None:
+    """Why ``name`` cannot name a supporting document, or None: it must be a plain Markdown
+    file name, never a path (the document is looked up only among the files read from
+    ``references/``) and never a step file's."""
+    if not name or "/" in name or "\\" in name or ".." in name or not name.endswith(".md"):
+        return ("not a plain Markdown file name: give the name of a file directly inside "
+                "references/, such as shipping-policy.md (no '/', '\\' or '..')")
+    if STEP_FILE.match(name):
+        return ("a name with a numeric prefix (NN-) is a step file, not a reference file; "
+                "rename the file without the prefix")
+    return None
+
+
+def _supporting(files: Files) -> list[str]:
+    """The names of the supporting documents among ``files``."""
+    return [rel.removeprefix("references/") for rel in sorted(files)
+            if rel.startswith("references/") and not STEP_FILE.match(rel[len("references/"):])]
