@@ -78,7 +78,7 @@ def verification(spec: WorkflowSpec, step: StepSpec,
         checked = expectations(tests, outcome["result"],
                                lambda operand: resolved_operand(operand, lookup))
         # What is kept and shown of an expected value keeps sealed secrets sealed.
-        wrong = tuple(o.to_error(resolved_operand(o.clause.operand, sealed))
+        wrong = tuple(o.to_error(resolved_operand(o.clause.operand, sealed), shown_apart=True)
                       for o in checked if not o.passed)
         passed = len(checked) - len(wrong)
         if wrong:

@@ -277,11 +277,14 @@ class Outcome:
     actual: Any
     expected: Any
 
-    def to_error(self, expected: Any = ABSENT) -> dict[str, Any]:
+    def to_error(self, expected: Any = None, shown_apart: bool = False) -> dict[str, Any]:
         """The mismatch as reported: ``{"path", "expected", "actual"}`` (an absent value is
-        ``null`` with ``"absent": true``); ``expected`` is the expected value as it may be
-        shown, when it differs from the one compared (a secret stays sealed)."""
-        value = self.expected if expected is ABSENT else expected
+        ``null`` with ``"absent": true``, and so is an expected value whose reference did
+        not resolve). With ``shown_apart``, ``expected`` is the expected value as it may be
+        shown, when that differs from the one compared (a secret stays sealed)."""
+        value = expected if shown_apart else self.expected
+        if value is ABSENT or value is UNKNOWN:
+            value = None
         shown = value if self.clause.operator == "equals" else {self.clause.operator: value}
         error = {"path": self.clause.key, "expected": shown,
                  "actual": None if self.actual is ABSENT else self.actual}

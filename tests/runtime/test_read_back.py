@@ -232,3 +232,18 @@ def test_after_a_kill_during_verification_an_answer_can_recheck(tmp_path, backen
         env = canal.advance("t", {"action": "recheck"})
         assert env.step.id == "done"
     assert called(backend) == ["reserve", "get"]
+
+
+def test_an_expected_value_whose_reference_does_not_resolve_is_a_mismatch(workflows, tmp_path):
+    from canal import PythonTools
+
+    steps = {"01-make.md": {"type": "automated", "automation": {"tool": "make"},
+                            "verify": {"tool": "read", "expect": {
+                                "owner": "{{result.make.owner}}"}}}}
+    write_workflow(workflows, "w", steps)
+    canal = Canal(workflows=workflows, home=tmp_path / ".canal", checkpointer="memory:",
+                  tools=PythonTools({"make": lambda: {"id": 1},
+                                     "read": lambda: {"owner": "ann"}}))
+    env = canal.start("w", thread_id="t")
+    assert env.status == "failed"
+    assert env.errors[0]["errors"] == [{"path": "owner", "expected": None, "actual": "ann"}]
