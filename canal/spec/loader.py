@@ -278,5 +278,6 @@ def _read_step(rel: str, content: Content, problems: list[Problem],
         body=body.strip(), title=front.title,
         gate=dict(front.gate.schema_) if front.gate else {},
         automation=front.automation, retry=front.retry, timeout=front.timeout,
-        compensate=front.compensate, confirm=front.confirm,
+        compensate=front.compensate, confirm=front.confirm, when=front.when,
+        verify=front.verify,
     )
