@@ -54,6 +54,12 @@ def advance(args: argparse.Namespace) -> dict[str, Any]:
         return canal.advance(args.thread_id, data, step=args.step).to_json()
 
 
+def plan(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        data = _gate_data(args, canal.settings.limits)
+        return canal.plan(args.thread_id, data)
+
+
 def current(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
         return canal.current(args.thread_id).to_json()
@@ -177,11 +183,15 @@ def _start_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--thread-id", help="use this thread id instead of a generated one")
 
 
-def _advance_arguments(parser: argparse.ArgumentParser) -> None:
+def _plan_arguments(parser: argparse.ArgumentParser) -> None:
     _thread(parser)
     parser.add_argument("--gate-data", metavar="JSON", help="the step's data as inline JSON")
     parser.add_argument("--gate-file", metavar="PATH",
                         help="read the data from a file ('-': stdin)")
+
+
+def _advance_arguments(parser: argparse.ArgumentParser) -> None:
+    _plan_arguments(parser)
     parser.add_argument("--step", metavar="ID",
                         help="apply only if the run is still at this step (else: stale)")
 
@@ -214,6 +224,8 @@ COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None
      _validate_arguments),
     ("start", start, "start a run of a workflow", _start_arguments),
     ("advance", advance, "submit the current step's data", _advance_arguments),
+    ("plan", plan, "dry run: the calls advance would make with this data, and where it "
+     "would stop (calls nothing, changes nothing)", _plan_arguments),
     ("current", current, "show where a run stands", _thread),
     ("runs", runs, "list runs", _runs_arguments),
     ("abort", abort, "abort a run", _thread),

@@ -40,6 +40,7 @@ class Facade(Protocol):
     def start(self, name: str, thread_id: str | None = None) -> Envelope: ...
     def advance(self, thread_id: str, data: Any = None, step: str | None = None
                 ) -> Envelope: ...
+    def plan(self, thread_id: str, data: Any = None) -> dict[str, Any]: ...
     def current(self, thread_id: str) -> Envelope: ...
     def runs(self) -> list[dict[str, Any]]: ...
     def abort(self, thread_id: str) -> Envelope: ...
@@ -71,6 +72,11 @@ class AdvanceArguments(ThreadArguments):
         "leave it out to acknowledge a notification")
     step: str | None = Field(None, description="the id of the step this data answers: "
                              "if the run has moved past it, nothing is applied (stale)")
+
+
+class PlanArguments(ThreadArguments):
+    gate_data: dict[str, Any] | None = Field(
+        None, description="the data you would give advance, as a JSON object")
 
 
 class MetaArguments(_Arguments):
@@ -114,6 +120,11 @@ def _start(canal: Facade, workflow: str, thread_id: str | None = None) -> dict[s
 def _advance(canal: Facade, thread_id: str, gate_data: dict[str, Any] | None = None,
              step: str | None = None) -> dict[str, Any]:
     return canal.advance(thread_id, gate_data, step=step).to_json()
+
+
+def _plan(canal: Facade, thread_id: str,
+          gate_data: dict[str, Any] | None = None) -> dict[str, Any]:
+    return canal.plan(thread_id, gate_data)
 
 
 ANSWERS = ("Every answer is one JSON document; status \"error\" means the request was "
@@ -161,6 +172,15 @@ COMMANDS: dict[str, Command] = {
         "- stale: the run had moved on; call current.\n"
         "- completed or aborted: the run is over; tell the user.",
         AdvanceArguments, _advance),
+    "plan": (
+        "A dry run of advance: checks gate_data like advance (status rejected: fix errors "
+        "and missing) and lists, without calling anything or changing the run, the calls "
+        "advance would make with it, in order: plan[].tool and arguments (a result not "
+        "known yet stays as its {{result...}} text), when (true, false: skipped, or "
+        "undecided), confirm (the run would ask first); stops_at is the step it would "
+        "stop at (null: the run ends). Use it to show the user what will happen before a "
+        "step that changes things.",
+        PlanArguments, _plan),
     "current": (
         "Where a run stands, from its thread_id alone: the step to do now with its gate, the "
         "steps completed with their data and results, and the fields still missing. Use it "
@@ -174,7 +194,8 @@ COMMANDS: dict[str, Command] = {
         "did). Only when the user asks.",
         ThreadArguments, lambda canal, thread_id: canal.abort(thread_id).to_json()),
 }
-OFFERED = ("workflows", "index", "meta", "start", "advance", "current", "runs", "abort")
+OFFERED = ("workflows", "index", "meta", "start", "advance", "plan", "current", "runs",
+           "abort")
 
 
 def agent_tools(canal: Facade, include: Iterable[str] | None = None) -> list[BaseTool]:

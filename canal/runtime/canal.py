@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
 from canal.errors import RunNotFound, RunStateError, WorkflowNotFound
+from canal.jsontypes import Checked
 from canal.limits import check as check_limits
 from canal.limits import json_plain_data
 from canal.nodes.gate import check_gate
@@ -43,7 +44,7 @@ from canal.spec.loader import (
     workflow_dir,
     workflow_files,
 )
-from canal.spec.models import WorkflowSpec
+from canal.spec.models import FieldSpec, WorkflowSpec
 from canal.spec.validate import load_files, load_workflow
 from canal.tools.cache import ToolCache
 from canal.tools.client import PythonTools, StorableResults, ToolClient
@@ -351,8 +352,7 @@ class Canal:
         from canal.nodes.base import resume_value
         from canal.nodes.sensitive import seal_fields
 
-        data = json_plain_data({} if data is None else data)
-        check_limits(data, "the submitted data", self.settings.limits)
+        data = self._submission(data)
         with self._writer(thread_id):
             spec, values, head = self.reader.at_head(thread_id)
             self._ensure_open(thread_id, values)
@@ -362,13 +362,9 @@ class Canal:
                 env.errors = [{"field": "", "message": f"the data is for step {step!r} but the "
                                f"run is at step {values['cursor']!r}; nothing was applied"}]
                 return env
-            gate = gate_of(spec, values)
-            check = check_gate(gate, data)
-            if not check.accepted:
-                env = envelope_of(thread_id, spec, values, self.sealer)
-                env.status, env.errors = "rejected", check.errors
-                env.missing, env.dropped = check.missing, check.dropped
-                return env
+            gate, check, rejected = self._check(thread_id, spec, values, data)
+            if rejected is not None:
+                return rejected
             dropped = self._drop_unsaved(spec, thread_id, head)
             if stopped_mid_step(spec, values):
                 self._park(spec, thread_id, values)
@@ -376,6 +372,25 @@ class Canal:
             env = self._invoke(spec, thread_id, Command(resume=answer))
             env.dropped, env.unsaved = check.dropped, dropped
             return env
+
+    def plan(self, thread_id: str, data: Any = None) -> dict[str, Any]:
+        """A dry run of ``advance(thread_id, data)`` (``canal.runtime.plan``): the data is
+        checked as ``advance`` checks it (a rejection is the same ``rejected`` envelope, as
+        JSON), and the answer lists the calls that ``advance`` would make, in order, and
+        the step it would stop at. Reads only: it calls no tool, starts no server, takes
+        no lock and changes nothing."""
+        from canal.runtime.plan import plan_of
+
+        data = self._submission(data)
+        spec, values = self.reader.run(thread_id)
+        self._ensure_open(thread_id, values)
+        gate, check, rejected = self._check(thread_id, spec, values, data)
+        if rejected is not None:
+            return rejected.to_json()
+        document = plan_of(thread_id, spec, values, gate, check.data, self.sealer,
+                           self.tool_commands.hints)
+        document["dropped"] = check.dropped
+        return document
 
     def current(self, thread_id: str) -> Envelope:
         """Where the run stands: its step, what is done, what is still to be collected."""
@@ -514,8 +529,8 @@ class Canal:
 
     def as_tools(self, include: Iterable[str] | None = None) -> list[BaseTool]:
         """canal's commands as LangChain tools for an agent (``canal.runtime.agent_tools``):
-        ``workflows``, ``index``, ``meta``, ``start``, ``advance``, ``current``, ``runs`` and
-        ``abort``, or the ones ``include`` names (``call`` too)."""
+        ``workflows``, ``index``, ``meta``, ``start``, ``advance``, ``plan``, ``current``,
+        ``runs`` and ``abort``, or the ones ``include`` names (``call`` too)."""
         from canal.runtime.agent_tools import agent_tools
 
         return agent_tools(self, include)
@@ -530,6 +545,26 @@ class Canal:
         if self.store.lookup(thread_id) is None:
             raise RunNotFound(f"no run with thread id {thread_id!r}", thread_id=thread_id)
         return self.store.lock(thread_id)
+
+    def _submission(self, data: Any) -> Any:
+        """Submitted data as JSON-plain data within the limits (``{}`` for none)."""
+        data = json_plain_data({} if data is None else data)
+        check_limits(data, "the submitted data", self.settings.limits)
+        return data
+
+    def _check(self, thread_id: str, spec: WorkflowSpec, values: dict[str, Any],
+               data: Any) -> tuple[dict[str, FieldSpec], Checked, Envelope | None]:
+        """The gate the run takes now, ``data`` checked against it, and the ``rejected``
+        envelope when the data does not pass (None when it does): ``advance`` and ``plan``
+        check and reject alike."""
+        gate = gate_of(spec, values)
+        check = check_gate(gate, data)
+        if check.accepted:
+            return gate, check, None
+        env = envelope_of(thread_id, spec, values, self.sealer)
+        env.status, env.errors = "rejected", check.errors
+        env.missing, env.dropped = check.missing, check.dropped
+        return gate, check, env
 
     @staticmethod
     def _ensure_open(thread_id: str, values: dict[str, Any]) -> None:

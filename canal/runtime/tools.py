@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from canal.config import Settings
-from canal.errors import NeedsConfirmation
+from canal.errors import NeedsConfirmation, NotFound
 from canal.tools.cache import ToolCache
 
 
@@ -39,6 +39,16 @@ class ToolCommands:
                 "workflows": [{"name": n, "description": d} for n, d in workflows],
                 "tools": [{"name": m.name, "description": m.summary(), "server": m.server,
                            "hints": m.hints()} for m in tools]}
+
+    def hints(self, tool: str) -> dict[str, Any]:
+        """The MCP annotations of ``tool`` from the tool cache: ``{}`` for a Python tool or
+        one the cache does not know. Reads files only; never starts a server."""
+        if tool in self.settings.python_tools:
+            return {}
+        try:
+            return dict(self.tool_cache.get(tool).annotations)
+        except NotFound:
+            return {}
 
     def meta(self, tool: str, required_only: bool = False) -> dict[str, Any]:
         """One tool's fields after its rules, with notes and annotations."""

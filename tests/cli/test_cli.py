@@ -214,16 +214,17 @@ def test_environment_and_flags_override_canal_yaml(cli, project, tmp_path):
 
 
 def test_read_only_commands_do_not_import_the_graph_engine(cli, project):
+    """Nor does plan, which only reads."""
     thread = cli("start", "create-project").json["thread_id"]
     probe = (
         "import sys, io, contextlib\n"
         "from canal.cli.main import run\n"
-        "for argv in (['current', %r], ['runs']):\n"
+        "for argv in (['current', %r], ['runs'], ['plan', %r, '--gate-data', %r]):\n"
         "    with contextlib.redirect_stdout(io.StringIO()):\n"
         "        assert run(argv) == 0\n"
         "bad = sorted(m for m in sys.modules if m.startswith(('langgraph.graph', "
         "'langgraph.pregel', 'mcp', 'langchain_mcp_adapters', 'rich')))\n"
-        "print(bad)\n" % thread
+        "print(bad)\n" % (thread, thread, json.dumps(VALID))
     )
     out = subprocess.run([sys.executable, "-c", probe], cwd=project, env=cli.env,
                          capture_output=True, text=True, timeout=60)

@@ -224,15 +224,16 @@ def test_an_agent_takes_over_a_failed_step(platform: Path) -> None:
 def test_tools_speak_the_mcp_servers_vocabulary(tmp_path: Path) -> None:
     canal = Canal(workflows=tmp_path, home=tmp_path / ".canal", checkpointer="memory:")
     tools = {tool.name: tool for tool in canal.as_tools(include=[
-        "workflows", "index", "meta", "call", "start", "advance", "current", "runs",
+        "workflows", "index", "meta", "call", "start", "advance", "plan", "current", "runs",
         "abort"])}
     assert {name: list(tool.args) for name, tool in tools.items()} == {
         "workflows": [], "index": [], "meta": ["tool", "required_only"],
         "call": ["tool", "args", "confirm"], "start": ["workflow", "thread_id"],
-        "advance": ["thread_id", "gate_data", "step"], "current": ["thread_id"],
-        "runs": ["status"], "abort": ["thread_id"]}
+        "advance": ["thread_id", "gate_data", "step"], "plan": ["thread_id", "gate_data"],
+        "current": ["thread_id"], "runs": ["status"], "abort": ["thread_id"]}
     assert [t.name for t in canal.as_tools()] == ["workflows", "index", "meta", "start",
-                                                  "advance", "current", "runs", "abort"]
+                                                  "advance", "plan", "current", "runs",
+                                                  "abort"]
     for word in ("rejected", "failed", '"action": "retry"', "notification", "completed"):
         assert word in tools["advance"].description, word
     with pytest.raises(UsageError, match="no agent tool named 'search'"):
@@ -243,7 +244,8 @@ def test_each_tool_answers_what_the_cli_prints(platform: Path) -> None:
     cli = Cli(platform)
     with open_canal(platform) as canal:
         tools = {tool.name: tool for tool in canal.as_tools(include=[
-            "workflows", "index", "meta", "call", "start", "advance", "current", "runs"])}
+            "workflows", "index", "meta", "call", "start", "advance", "plan", "current",
+            "runs"])}
 
         def ask(name: str, **args: Any) -> dict[str, Any]:
             message = tools[name].invoke({"name": name, "args": args, "id": "1",
@@ -256,6 +258,16 @@ def test_each_tool_answers_what_the_cli_prints(platform: Path) -> None:
         bad = ask("advance", thread_id="t1", gate_data={"host": "x"})
         assert bad == cli("advance", "t1", "--gate-data", '{"host": "x"}').json
         assert bad["status"] == "rejected"
+        assert ask("plan", thread_id="t1", gate_data={"host": "x"}) == cli(
+            "plan", "t1", "--gate-data", '{"host": "x"}').json == bad
+        data = {"project_name": "billing", "host": "billing.example.com", "auth_mode": 1,
+                "admins": "ann"}
+        planned = ask("plan", thread_id="t1", gate_data=data)
+        assert planned == cli("plan", "t1", "--gate-data", json.dumps(data)).json
+        assert [(i["tool"], i["arguments"]) for i in planned["plan"]] == [
+            ("create_project", {"name": "billing", "host": "billing.example.com",
+                                "auth_mode": 1, "admins": "ann"})]
+        assert planned["stops_at"] == "collect-role-info"
         assert ask("current", thread_id="t1") == cli("current", "t1").json
         assert ask("runs", status="awaiting_input") == cli("runs", "--status",
                                                             "awaiting_input").json

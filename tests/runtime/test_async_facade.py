@@ -77,7 +77,9 @@ def test_aadvance_runs_advance_without_blocking_the_event_loop(workflows, tmp_pa
     assert env.status == "awaiting_input" and env.step.id == "summary"
     assert [name for name, _ in recorder.calls] == ["create_project", "create_role"]
     gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    assert ticks[-1] - ticks[0] >= 1.5 and max(gaps) < 1.0, max(gaps)
+    # the ticks cover the 1.5 s call (the last one comes up to a tick before the end) and
+    # never stall: the loop kept running while advance worked in its thread
+    assert ticks[-1] - ticks[0] >= 1.4 and max(gaps) < 1.0, (ticks[-1] - ticks[0], max(gaps))
     with Canal(workflows=workflows, home=tmp_path / ".canal") as again:
         assert again.current("t").step.id == "summary"
 
