@@ -13,6 +13,7 @@
     │   └── ToolNotFound          no such tool in the tool cache
     ├── WorkflowInvalid           loading or static validation found problems     (exit 5)
     ├── RunStateError             the run cannot take this action (finished, ...) (exit 6)
+    │   ├── ThreadTaken           start with a thread id that names a run
     │   ├── RunConflict           another process is changing the run right now
     │   └── MigrationRefused      the run cannot move onto the new definition
     ├── ConfigError               unreadable or contradictory configuration       (exit 8)
@@ -45,6 +46,7 @@ __all__ = [
     "RunNotFound",
     "RunStateError",
     "TemplateError",
+    "ThreadTaken",
     "ToolError",
     "ToolNotFound",
     "UsageError",
@@ -64,15 +66,24 @@ class CanalError(Exception):
         self.message = message
         self.details = details
 
+    def next_step(self) -> dict[str, Any] | None:
+        """What to call next, for an agent that knows nothing else (``next`` in the error
+        document): ``{"command", ..., "hint"}``; None when nothing canal offers helps."""
+        return None
+
     def to_json(self) -> dict[str, Any]:
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         error.update({k: v for k, v in self.details.items() if v is not None})
-        return {"status": "error", "error": error}
+        return {"status": "error", "error": error, "next": self.next_step()}
 
 
 class UsageError(CanalError):
     code = "usage"
     exit_code = 2
+
+    def next_step(self) -> dict[str, Any] | None:
+        return {"command": "help", "hint": "fix the command line: canal COMMAND --help shows "
+                                           "its arguments and an example"}
 
 
 class LimitExceeded(UsageError):
@@ -82,10 +93,19 @@ class LimitExceeded(UsageError):
 class NeedsConfirmation(UsageError):
     code = "needs_confirmation"
 
+    def next_step(self) -> dict[str, Any] | None:
+        return {"command": "call", "tool": self.details.get("tool"), "confirm": True,
+                "hint": "the tool is marked destructive: show the call to the user, and only "
+                        "with their consent repeat it with --confirm"}
+
 
 class InvalidName(CanalError):
     code = "invalid_name"
     exit_code = 2
+
+    def next_step(self) -> dict[str, Any] | None:
+        return {"command": "runs", "hint": "names are letters, digits, '.', '_' and '-': "
+                                           "runs lists the thread ids, index the workflows"}
 
 
 class NotFound(CanalError):
@@ -96,13 +116,22 @@ class NotFound(CanalError):
 class WorkflowNotFound(NotFound):
     code = "unknown_workflow"
 
+    def next_step(self) -> dict[str, Any] | None:
+        return {"command": "index", "hint": "index lists the workflows you can start"}
+
 
 class RunNotFound(NotFound):
     code = "unknown_thread"
 
+    def next_step(self) -> dict[str, Any] | None:
+        return {"command": "runs", "hint": "runs lists the thread ids; start creates a run"}
+
 
 class ToolNotFound(NotFound):
     code = "unknown_tool"
+
+    def next_step(self) -> dict[str, Any] | None:
+        return {"command": "index", "hint": "index lists the tools (discover refreshes them)"}
 
 
 @dataclass(frozen=True)
@@ -152,10 +181,29 @@ class WorkflowInvalid(CanalError):
         data["error"]["problems"] = [p.to_json() for p in self.problems]
         return data
 
+    def next_step(self) -> dict[str, Any] | None:
+        return {"command": "validate", "workflow": self.workflow,
+                "hint": "the workflow's files need fixing (see problems); validate checks them"}
+
 
 class RunStateError(CanalError):
     code = "invalid_state"
     exit_code = 6
+
+    def next_step(self) -> dict[str, Any] | None:
+        thread = self.details.get("thread_id")
+        if self.details.get("status") in ("completed", "aborted"):
+            return {"command": "history", "thread_id": thread,
+                    "hint": "the run is finished: history shows what it did; start a new run "
+                            "to do more"}
+        return {"command": "current", "thread_id": thread}
+
+
+class ThreadTaken(RunStateError):
+    """``start`` with a thread id that already names a run."""
+
+    def next_step(self) -> dict[str, Any] | None:
+        return {"command": "start", "hint": "choose another thread id, or leave it out"}
 
 
 class RunConflict(RunStateError):
@@ -163,9 +211,18 @@ class RunConflict(RunStateError):
 
     code = "conflict"
 
+    def next_step(self) -> dict[str, Any] | None:
+        return {"command": "current", "thread_id": self.details.get("thread_id"),
+                "hint": "another process is changing this run: read where it stands now, "
+                        "then answer"}
+
 
 class MigrationRefused(RunStateError):
     code = "migration_refused"
+
+    def next_step(self) -> dict[str, Any] | None:
+        return {"command": "current", "thread_id": self.details.get("thread_id"),
+                "hint": "the run stays on its own definition; go on with it as it is"}
 
     def __init__(self, thread_id: str, reasons: list[str]) -> None:
         super().__init__(f"run {thread_id!r} cannot move to the new definition: "
@@ -175,6 +232,10 @@ class MigrationRefused(RunStateError):
 class ConfigError(CanalError):
     code = "config"
     exit_code = 8
+
+    def next_step(self) -> dict[str, Any] | None:
+        return {"command": None, "hint": "a person must fix the configuration the message "
+                                         "names; nothing else will work until then"}
 
 
 class ToolError(CanalError):
@@ -191,6 +252,13 @@ class ToolError(CanalError):
     def __init__(self, message: str, transient: bool = False, **details: Any) -> None:
         super().__init__(message, **details)
         self.transient = transient
+
+    def next_step(self) -> dict[str, Any] | None:
+        tool = self.details.get("tool")
+        if tool is None:
+            return None
+        return {"command": "meta", "tool": tool,
+                "hint": "meta shows the tool's arguments; correct them and call again"}
 
 
 class TemplateError(CanalError):

@@ -143,7 +143,7 @@ def test_an_integer_too_long_to_write_fails_the_step_clearly(workflows, tmp_path
     with Canal(workflows=workflows, home=tmp_path / ".canal", tools=tools) as canal:
         env = canal.start("huge", thread_id="t")
         assert env.status == "failed"
-        assert "huge: the result is not JSON data" in env.errors[0]["error"]
+        assert "huge: the result is not JSON data" in env.errors[0]["message"]
         assert canal.advance("t", {"action": "skip"}).status == "completed"
 
 

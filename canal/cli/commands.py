@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -35,8 +34,6 @@ def validate(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
         reports = canal.validate(args.names)
     for report in reports:
-        for problem in report["problems"] + report["warnings"]:
-            print(f"{report['workflow']}/{problem}", file=sys.stderr)
         report["problems"] = [p.to_json() for p in report["problems"]]
         report["warnings"] = [p.to_json() for p in report["warnings"]]
     count = sum(len(r["problems"]) for r in reports)

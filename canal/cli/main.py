@@ -1,8 +1,10 @@
 """``canal``: the agent-facing command line. Parsing and printing only.
 
-Every command prints one JSON document on stdout and exits with the code of its outcome;
-diagnostics go to stderr; a traceback never reaches the user (set ``CANAL_DEBUG=1`` to see
-one for an unexpected error).
+Every command prints one JSON document on stdout and exits with the code of its outcome.
+An error is that document too (``{"status": "error", "error": {"code", "message"},
+"next"}``), printed once: stderr stays quiet, except for ``canal run``, which talks to a
+person. A traceback never reaches the user (set ``CANAL_DEBUG=1`` to see one for an
+unexpected error, on stderr).
 
 Exit codes:
   0  success
@@ -103,20 +105,21 @@ def run(argv: Sequence[str] | None = None) -> int:
         text = render(document, pretty)
     except CanalError as exc:
         emit(exc.to_json(), pretty)
-        print(f"canal: {exc.message}", file=sys.stderr)
-        for problem in getattr(exc, "problems", ()):
-            print(f"  {problem}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        emit({"status": "error", "error": {"code": "interrupted", "message": "interrupted"}},
+        emit({"status": "error", "error": {"code": "interrupted", "message": "interrupted"},
+              "next": {"command": "current", "hint": "read where the run stands (current, "
+                                                     "or runs) before doing anything else"}},
              pretty)
         return 130
     except Exception as exc:  # noqa: BLE001 - the last boundary: no traceback for the user
         if os.environ.get("CANAL_DEBUG"):
             traceback.print_exc()
-        message = f"internal error: {type(exc).__name__}: {exc}"
-        emit({"status": "error", "error": {"code": "internal", "message": message}}, pretty)
-        print(f"canal: {message} (set CANAL_DEBUG=1 for a traceback)", file=sys.stderr)
+        message = (f"internal error: {type(exc).__name__}: {exc} (set CANAL_DEBUG=1 for a "
+                   "traceback)")
+        emit({"status": "error", "error": {"code": "internal", "message": message},
+              "next": {"command": None, "hint": "canal failed unexpectedly: report it with "
+                                                "the command that caused it"}}, pretty)
         return 1
     write(text, document, pretty)
     if args.command in READ_ONLY:  # reading a failed run is a successful read

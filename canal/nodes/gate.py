@@ -121,7 +121,7 @@ def json_schema(schema: Mapping[str, FieldSpec]) -> dict[str, Any]:
             prop["enum"] = list(spec.enum)
         if spec.pattern is not None:
             prop["pattern"] = spec.pattern
-        if spec.default is not None:
+        if spec.default is not None and not spec.sensitive:  # a secret's default is secret
             prop["default"] = spec.default
         bounds = {"string": ("minLength", "maxLength"), "array": ("minItems", "maxItems")}
         low, high = bounds.get(spec.type, ("minimum", "maximum"))

@@ -116,7 +116,7 @@ def view_of(spec: WorkflowSpec, values: Mapping[str, Any], sealer: TextSealer | 
         failure = values.get("failure") or {
             "step": step.id, "tool": step.automation.tool if step.automation else None,
             "error": stopped}
-        view.errors = [dict(failure)]
+        view.errors = [error_item(failure)]
     return view
 
 
@@ -125,7 +125,7 @@ def payload(view: RunView, rejected: Mapping[str, Any] | None) -> dict[str, Any]
     failure the step is parked with), secrets masked."""
     rejected = rejected or {}
     value = {"step": view.step.to_json() if view.step else None,
-             "errors": list(rejected.get("errors") or view.errors),
+             "errors": [error_item(e) for e in rejected.get("errors") or view.errors],
              "missing": list(rejected.get("missing") or []),
              "dropped": list(rejected.get("dropped") or [])}
     return view.masker.document(value)
@@ -138,12 +138,27 @@ def response_schema(view: RunView) -> dict[str, Any]:
 def compensation_errors(values: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Failed compensations of an aborted run (and one line if they were cut short)."""
     errors: list[dict[str, Any]] = [
-        {"step": e["step"], "tool": e["tool"], "error": e["error"], "compensation": True}
+        {"code": "compensation_failed", "message": e["error"], "step": e["step"],
+         "tool": e["tool"], "compensation": True}
         for e in values.get("log") or [] if e["kind"] == "compensate" and not e["ok"]]
     if values.get("compensating"):
-        errors.append({"step": values.get("cursor"), "compensation": True,
-                       "error": "the compensations were cut short; canal recover finishes them"})
+        errors.append({"code": "compensation_incomplete", "message": "the compensations were "
+                       "cut short; canal recover finishes them", "step": values.get("cursor"),
+                       "compensation": True})
     return errors
+
+
+def error_item(error: Mapping[str, Any]) -> dict[str, Any]:
+    """``error`` in the one shape every answer's ``errors`` use: ``code`` and ``message``
+    first, then where it happened (``field``; or ``step``, ``tool``, ``key``, ``kind``).
+    A gate's field error has the code ``invalid``; a failed step's code is its kind
+    (``postcondition_failed`` for a read-back); a step whose process stopped, ``stopped``."""
+    item = dict(error)
+    text = item.pop("error", None)
+    message = item.pop("message", text or "")
+    code = item.pop("code", None) or ("invalid" if "field" in item else
+                                      item.get("kind") or "stopped")
+    return {"code": code, "message": message, **item}
 
 
 def _pending_call(step: StepSpec, values: Mapping[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
-from canal.errors import RunNotFound, RunStateError, WorkflowNotFound
+from canal.errors import RunNotFound, RunStateError, ThreadTaken, WorkflowNotFound
 from canal.jsontypes import Checked
 from canal.limits import check as check_limits
 from canal.limits import json_plain_data
@@ -320,8 +320,8 @@ class Canal:
         self._reclaim(thread_id)
         with self.store.lock(thread_id):
             if self.store.lookup(thread_id) is not None:
-                raise RunStateError(f"thread id {thread_id!r} is already taken",
-                                    thread_id=thread_id)
+                raise ThreadTaken(f"thread id {thread_id!r} is already taken",
+                                  thread_id=thread_id)
             try:
                 return self._invoke(spec, thread_id, {})
             except BaseException:
@@ -359,8 +359,12 @@ class Canal:
             if step is not None and step != values["cursor"]:
                 env = envelope_of(thread_id, spec, values, self.sealer)
                 env.status = "stale"
-                env.errors = [{"field": "", "message": f"the data is for step {step!r} but the "
-                               f"run is at step {values['cursor']!r}; nothing was applied"}]
+                env.errors = [{"code": "stale", "message": f"the data is for step {step!r} but "
+                               f"the run is at step {values['cursor']!r}; nothing was applied",
+                               "field": ""}]
+                if env.next is not None:
+                    env.next["hint"] = ("the run has moved on: read step, and answer it "
+                                        "if your data still fits")
                 return env
             gate, check, rejected = self._check(thread_id, spec, values, data)
             if rejected is not None:
@@ -390,6 +394,10 @@ class Canal:
         document = plan_of(thread_id, spec, values, gate, check.data, self.sealer,
                            self.tool_commands.hints)
         document["dropped"] = check.dropped
+        document["next"] = {"command": "advance", "thread_id": thread_id,
+                            "step": values["cursor"],
+                            "hint": "advance with the same data makes these calls; plan "
+                                    "changed nothing"}
         return document
 
     def current(self, thread_id: str) -> Envelope:
@@ -564,6 +572,9 @@ class Canal:
         env = envelope_of(thread_id, spec, values, self.sealer)
         env.status, env.errors = "rejected", check.errors
         env.missing, env.dropped = check.missing, check.dropped
+        if env.next is not None:
+            env.next["hint"] = ("nothing was applied: fix the fields in errors and missing, "
+                                "and submit the whole data again")
         return gate, check, env
 
     @staticmethod

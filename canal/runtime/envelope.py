@@ -8,6 +8,7 @@ checkpoint's values and the workflow spec are needed: read-only calls (``current
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from canal.nodes.failure import STOPPED
 from canal.nodes.masking import Masker
 from canal.nodes.sensitive import TextSealer
-from canal.nodes.view import StepView, view_of
+from canal.nodes.view import RunView, StepView, error_item, stopped_mid_step, view_of
 from canal.spec.models import FieldSpec, WorkflowSpec
 
 
@@ -34,6 +35,7 @@ class Envelope:
     completed: list[dict[str, Any]] | None = None
     definition: dict[str, Any] | None = None
     unsaved: dict[str, Any] | None = None
+    next: dict[str, Any] | None = None
     masker: Masker = field(default_factory=Masker, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -48,8 +50,8 @@ class Envelope:
         data: dict[str, Any] = {
             "thread_id": self.thread_id, "workflow": self.workflow, "status": self.status,
             "step": self.step.to_json() if self.step else None,
-            "executed": self.executed, "errors": self.errors,
-            "missing": self.missing, "dropped": self.dropped,
+            "executed": self.executed, "errors": [error_item(e) for e in self.errors],
+            "missing": self.missing, "dropped": self.dropped, "next": self.next,
         }
         if self.completed is not None:
             data["completed"] = self.completed
@@ -66,7 +68,57 @@ def envelope_of(thread_id: str, spec: WorkflowSpec, values: Mapping[str, Any],
     """The envelope of a run whose latest state is ``values``."""
     view = view_of(spec, values, sealer, stopped)
     return Envelope(thread_id, spec.name, view.status, step=view.step,
-                    executed=list(executed or []), errors=view.errors, masker=view.masker)
+                    executed=list(executed or []), errors=view.errors, masker=view.masker,
+                    next=next_of(thread_id, spec, values, view))
+
+
+def next_of(thread_id: str, spec: WorkflowSpec, values: Mapping[str, Any],
+            view: RunView) -> dict[str, Any] | None:
+    """What an agent that knows nothing else calls next (``next``): the command, the run,
+    the step, and the data it takes, one short description per field (``describe``).
+    None when the run is finished."""
+    if view.status == "aborted":
+        if values.get("compensating"):
+            return {"command": "recover", "thread_id": thread_id,
+                    "hint": "the compensations were cut short: recover finishes them"}
+        return None
+    if view.step is None:
+        return None
+    answer = {"command": "advance", "thread_id": thread_id, "step": view.step.id,
+              "data": {name: describe(f) for name, f in view.gate.items()}}
+    if view.status == "failed":
+        hint = "answer with one action in data (--gate-data '{\"action\": \"...\"}')"
+        if stopped_mid_step(spec, values):
+            return {**answer, "hint": hint + ", or recover to go on as far as is safe",
+                    "or": {"command": "recover", "thread_id": thread_id}}
+        return {**answer, "hint": hint}
+    if view.step.call is not None:
+        return {**answer, "hint": "show the call in step.call to the user; confirm true to "
+                                  "make it, false to stop"}
+    if not view.gate:
+        return {**answer, "hint": "no data: acknowledge with an empty submission"
+                + (" once the user has the message" if view.step.type == "notification"
+                   else "")}
+    return {**answer, "hint": "submit the fields in data; follow step.instructions"}
+
+
+def describe(spec: FieldSpec) -> str:
+    """One field of ``next.data`` in a few words: ``integer 1..100, optional, default 10``."""
+    kind = f"one of {json.dumps(list(spec.enum), allow_nan=False)}" if spec.enum else spec.type
+    parts = [kind]
+    if spec.min is not None or spec.max is not None:
+        low = "" if spec.min is None else spec.min
+        high = "" if spec.max is None else spec.max
+        unit = {"string": " characters", "array": " items"}.get(spec.type, "")
+        parts[0] += f" {low}..{high}{unit}"
+    parts.append("required" if spec.required else "optional")
+    if spec.default is not None and not spec.sensitive:
+        parts.append(f"default {json.dumps(spec.default, allow_nan=False)}")
+    if spec.pattern:
+        parts.append(f"matching {spec.pattern}")
+    if spec.sensitive:
+        parts.append("sensitive")
+    return ", ".join(parts)
 
 
 def completed_steps(spec: WorkflowSpec, values: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -51,19 +51,23 @@ class Retention:
 
     def history(self, thread_id: str) -> dict[str, Any]:
         """Every transition of a run, oldest first: time, step, kind and what it carried
-        (submitted data, tool arguments, results, errors, attempts and tries); and one span
-        per step (``canal.nodes.spans``), the step the run is at last, still open."""
+        (submitted data, tool arguments, results, errors, attempts and tries); one span per
+        step (``canal.nodes.spans``), the step the run is at last, still open; and
+        ``run_status`` in the words of its envelope (``awaiting_input``, ``failed``,
+        ``completed``, ``aborted``)."""
         from canal.nodes.sensitive import masker_of
         from canal.nodes.spans import open_span
+        from canal.nodes.view import view_of
         from canal.runtime.log import run_log, transitions
 
         spec, values = self.reader.run(thread_id)
         masker = masker_of(spec, values, self.reader.sealer).naming(thread_id)
+        status = view_of(spec, values, None).status  # the envelope's word for it
         entries, spans = transitions(run_log(self.reader.store.saver(), thread_id))
         current = open_span(spec, values)
         return masker.document({"status": "ok", "thread_id": thread_id,
                                 "workflow": values.get("workflow"),
-                                "run_status": values.get("status"),
+                                "run_status": status,
                                 "entries": entries,
                                 "spans": [*spans, *([current] if current else [])]})
 

@@ -57,12 +57,14 @@ class FieldSpec(_Frozen):
         return data
 
     def to_json(self) -> dict[str, Any]:
-        """The field as shown to an agent: only what is set."""
+        """The field as shown to an agent: only what is set (never a sensitive default)."""
         data: dict[str, Any] = {"type": self.type, "required": self.required}
         if self.desc:
             data["desc"] = self.desc
         for key in ("enum", "pattern", "default", "min", "max"):
             value = getattr(self, key)
+            if key == "default" and self.sensitive:  # a secret's default is a secret too
+                continue
             if value is not None:
                 data[key] = list(value) if key == "enum" else value
         if self.sensitive:

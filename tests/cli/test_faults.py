@@ -76,7 +76,7 @@ def test_kill_then_resume(dying, project, case):
     assert resumed.json["status"] == status, resumed.json
     assert calls(project) == after_resume
     if status == "failed":  # unsafe and possibly done: only a person may send it again
-        assert "may or may not have happened" in resumed.json["errors"][0]["error"]
+        assert "may or may not have happened" in resumed.json["errors"][0]["message"]
         assert dying("recover", thread).json["status"] == "failed"
         assert calls(project) == after_resume
         retried = dying("advance", thread, "--gate-data", '{"action": "retry"}')
@@ -92,11 +92,11 @@ def test_kill_then_resume(dying, project, case):
 def test_current_explains_each_stop(dying, project):
     thread = dying("start", "create-project").json["thread_id"]
     killed_advance(dying, project, thread, "after-call:create-role")
-    assert dying("current", thread).json["errors"][0]["error"].startswith(
+    assert dying("current", thread).json["errors"][0]["message"].startswith(
         "the run stopped after this step's call finished, before its result was saved")
     other = dying("start", "create-project").json["thread_id"]
     killed_advance(dying, project, other, "before-step:create-role")
-    assert dying("current", other).json["errors"][0]["error"].startswith(
+    assert dying("current", other).json["errors"][0]["message"].startswith(
         "the run stopped before this step's call was sent")
 
 
@@ -106,7 +106,7 @@ def test_a_safe_tool_is_sent_again_automatically(dying, project):
     (project / "die-in-create_role").touch()
     thread = dying("start", "create-project").json["thread_id"]
     killed_advance(dying, project, thread)
-    assert "safe to repeat" in dying("current", thread).json["errors"][0]["error"]
+    assert "safe to repeat" in dying("current", thread).json["errors"][0]["message"]
     resumed = dying("recover", thread)
     assert resumed.json["status"] == "awaiting_input"
     assert calls(project) == ["create_project", "create_role", "create_role"]
@@ -160,7 +160,7 @@ def test_mcp_kill_during_a_call_never_resends_it_without_a_retry(cli, project, m
     proc.send_signal(signal.SIGKILL)  # canal dies while the server is inside create_role
     proc.communicate(timeout=30)
 
-    assert "may or may not have happened" in cli("current", thread).json["errors"][0]["error"]
+    assert "may or may not have happened" in cli("current", thread).json["errors"][0]["message"]
     assert cli("recover", thread).json["status"] == "failed"
     assert mcp_calls(mcp_project) == ["create_project", "create_role"]
     retried = cli("advance", thread, "--gate-data", '{"action": "retry"}')
@@ -178,7 +178,7 @@ def test_mcp_kill_while_the_server_starts_leaves_a_call_that_recovery_sends(cli,
                             capture_output=True, timeout=60)
     assert killed.returncode == -signal.SIGKILL
     assert mcp_calls(mcp_project) == []
-    assert cli("current", thread).json["errors"][0]["error"] == STOPPED["not_sent"]
+    assert cli("current", thread).json["errors"][0]["message"] == STOPPED["not_sent"]
     recovered = cli("recover", thread)
     assert recovered.json["status"] == "awaiting_input", recovered.json
     assert mcp_calls(mcp_project) == ["create_project", "create_role"]

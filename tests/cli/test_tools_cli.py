@@ -70,7 +70,7 @@ def test_a_backend_refusal_parks_the_run(platform):
     failed = platform("advance", thread, "--gate-data", json.dumps(data))
     assert failed.code == 7
     assert failed.json["status"] == "failed"
-    assert failed.json["errors"][0]["error"].startswith(
+    assert failed.json["errors"][0]["message"].startswith(
         "create_project: a project named 'dup' already exists (id 1)")
     aborted = platform("advance", thread, "--gate-data", '{"action": "abort"}')
     assert aborted.code == 0 and aborted.json["status"] == "aborted"

@@ -71,7 +71,7 @@ def test_kill_mid_call_then_recover_never_resends_without_a_retry(tmp_path, stor
     value = json.loads(recovered.stdout)
     assert value["step"]["id"] == "create-role"
     assert value["errors"][0]["kind"] == "in_flight"
-    assert "may or may not have happened" in value["errors"][0]["error"]
+    assert "may or may not have happened" in value["errors"][0]["message"]
     assert calls(tmp_path) == ["create_project", "create_role"]  # not sent again
 
     retried = run(tmp_path, store, """

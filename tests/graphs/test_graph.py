@@ -64,7 +64,8 @@ def test_bad_data_calls_nothing_stores_nothing_and_pauses_again_with_the_errors(
     result = graph.invoke(Command(resume={"project_name": 5, "colour": "red"}), config())
     value = pause(result).value
     assert value["step"]["id"] == "collect-project-info"
-    assert value["errors"] == [{"field": "project_name", "message": "expected string, got integer"}]
+    assert value["errors"] == [{"code": "invalid", "message": "expected string, got integer",
+                                "field": "project_name"}]
     assert value["missing"] == ["host"] and value["dropped"] == ["colour"]
     assert recorder.calls == []
     assert result["gate"] == {} and result["cursor"] == "collect-project-info"
@@ -147,8 +148,9 @@ def test_a_failed_step_is_answered_retry_skip_or_abort(graph_of, recorder):
     value = pause(failed).value
     assert failed["status"] == "failed"
     assert value["step"]["id"] == "create-role"
-    assert value["errors"] == [{"step": "create-role", "tool": "create_role",
-                                "error": "create_role: RuntimeError: role backend down",
+    assert value["errors"] == [{"code": "tool_error",
+                                "message": "create_role: RuntimeError: role backend down",
+                                "step": "create-role", "tool": "create_role",
                                 "key": "t:create-role:0", "kind": "tool_error"}]
     assert pause(failed).response_schema["properties"]["action"]["enum"] == [
         "retry", "skip", "abort"]

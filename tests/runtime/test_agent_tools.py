@@ -212,7 +212,7 @@ def test_an_agent_takes_over_a_failed_step(platform: Path) -> None:
         operator = Operator({**PROJECT, **ROLE}, workflow=WORKFLOW, on_failure="abort")
         run_agent(canal, operator)
         assert operator.statuses() == ["awaiting_input", "failed", "aborted"]
-        assert "already exists" in operator.answers[1]["errors"][0]["error"]
+        assert "already exists" in operator.answers[1]["errors"][0]["message"]
         assert operator.calls[-1][1]["gate_data"] == {"action": "abort"}
         assert canal.current(operator.answers[0]["thread_id"]).status == "aborted"
         assert [p["admins"] for p in projects(canal)] == [["zoe"]]

@@ -44,7 +44,7 @@ def test_servers_are_enforced_when_the_step_runs(workflows, tmp_path, toolbox):
     canal.discover()
     env = canal.start("fenced", thread_id="t")
     assert env.status == "failed" and env.step.id == "two"
-    assert env.errors[0]["error"] == ("second is served by 'other', which workflow 'fenced' "
+    assert env.errors[0]["message"] == ("second is served by 'other', which workflow 'fenced' "
                                       "may not use (servers: trusted)")
     assert toolbox.calls("other") == []
     assert [c["tool"] for c in toolbox.calls("trusted")] == ["first"]

@@ -101,8 +101,9 @@ def test_failed_tool_parks_the_run_and_retry_resumes(project, make_canal, record
     assert env.step.gate == {"action": {"type": "string", "required": True,
                                         "desc": env.step.gate["action"]["desc"],
                                         "enum": ["retry", "skip", "abort"]}}
-    assert env.errors == [{"step": "create-role", "tool": "create_role",
-                           "error": "create_role: RuntimeError: role backend down",
+    assert env.errors == [{"code": "tool_error",
+                           "message": "create_role: RuntimeError: role backend down",
+                           "step": "create-role", "tool": "create_role",
                            "key": "t:create-role:0", "kind": "tool_error"}]
     assert env.executed[1]["ok"] is False
 
@@ -229,7 +230,7 @@ def test_a_result_path_that_does_not_exist_fails_the_step(workflows, make_canal,
     canal.start("bad-path", thread_id="t")
     env = canal.advance("t", {"n": "x"})
     assert env.status == "failed" and env.step.id == "role"
-    assert env.errors[0]["error"] == "{{result.make.nope.id}}: result of 'make' has no 'nope'"
+    assert env.errors[0]["message"] == "{{result.make.nope.id}}: result of 'make' has no 'nope'"
     assert [c[0] for c in recorder.calls] == ["create_project"]
 
 
@@ -239,7 +240,7 @@ def test_unknown_tool_parks_the_run(workflows, make_canal):
     })
     env = make_canal().start("ghost", thread_id="t")
     assert env.status == "failed"
-    assert env.errors[0]["error"] == "unknown tool 'ghost_tool' (known: create_project, create_role)"
+    assert env.errors[0]["message"] == "unknown tool 'ghost_tool' (known: create_project, create_role)"
 
 
 def test_data_that_is_not_json_is_refused_before_anything(project, make_canal, recorder):
@@ -266,8 +267,8 @@ def test_data_for_a_step_the_run_has_left_is_stale(project, make_canal, recorder
     env = make_canal().advance("t", {"project_name": "again", "host": "b.example.com"},
                                step="collect-project-info")
     assert env.status == "stale" and env.step.id == "summary"
-    assert env.errors == [{"field": "", "message": "the data is for step "
+    assert env.errors == [{"code": "stale", "message": "the data is for step "
                            "'collect-project-info' but the run is at step 'summary'; "
-                           "nothing was applied"}]
+                           "nothing was applied", "field": ""}]
     assert checkpoint_count(canal, "t") == before and len(recorder.calls) == 2
     assert make_canal().advance("t", {}, step="summary").status == "completed"

@@ -87,8 +87,9 @@ def test_a_failed_compensation_is_reported_and_the_others_still_run(flow, platfo
     platform.fail.add("delete_role")
     env = flow().abort("t")
     assert env.status == "aborted"
-    assert env.errors == [{"step": "create-role", "tool": "delete_role", "compensation": True,
-                           "error": "delete_role: RuntimeError: delete_role is down"}]
+    assert env.errors == [{"code": "compensation_failed",
+                           "message": "delete_role: RuntimeError: delete_role is down",
+                           "step": "create-role", "tool": "delete_role", "compensation": True}]
     assert platform.calls[-1][0] == "delete_project"
     assert flow().current("t").errors == env.errors
 
@@ -125,14 +126,14 @@ def test_compensations_cut_short_are_finished_by_resume(flow, platform):
         flow().abort("t")
     now = flow().current("t")
     assert now.status == "aborted"
-    assert now.errors[-1]["error"] == "the compensations were cut short; canal recover finishes them"
+    assert now.errors[-1]["message"] == "the compensations were cut short; canal recover finishes them"
     platform.calls.clear()
     env = flow().recover("t")
     assert env.status == "aborted"
     # delete_role finished before the crash: replayed from the journal, not sent again.
     # delete_project was in flight and is not safe to repeat: reported, not sent again.
     assert platform.calls == []
-    assert [e["error"] for e in env.errors] == [
+    assert [e["message"] for e in env.errors] == [
         "the call may or may not have happened (the process stopped during it); retry, "
         "skip or abort"]
     assert flow().current("t").errors == env.errors

@@ -91,11 +91,11 @@ def test_a_failing_tool_parks_the_run_and_retry_recovers(project, toolbox, make,
         canal.start("chain", thread_id="t")
         env = canal.advance("t", {"name": "n"})
     assert env.status == "failed" and env.step.id == "two"
-    assert env.errors == [{"step": "two", "tool": tool, "error": message, "key": "t:two:0",
-                           "kind": "tool_error"}]
+    assert env.errors == [{"code": "tool_error", "message": message, "step": "two",
+                           "tool": tool, "key": "t:two:0", "kind": "tool_error"}]
     assert [e["tool"] for e in env.executed] == ["first", tool]
     with make() as canal:
-        assert canal.current("t").errors[0]["error"] == message
+        assert canal.current("t").errors[0]["message"] == message
 
     # The backend is mended (and the missing tool appears): retrying now succeeds.
     toolbox.set_tools("beta", [{"name": t["name"]} for t in BETA_TOOLS] + [{"name": "ghost"}])

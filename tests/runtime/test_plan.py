@@ -75,7 +75,9 @@ def test_a_plan_starts_no_server_calls_no_tool_and_changes_no_state(mcp_project,
              "confirm": False, "hints": {"idempotentHint": True}},
             {"step": "two", "tool": "zap", "arguments": {"target": "{{result.one.arguments.name}}"},
              "when": True, "confirm": True, "hints": {"destructiveHint": True}}],
-        "stops_at": "two", "dropped": []}
+        "stops_at": "two", "dropped": [],
+        "next": {"command": "advance", "thread_id": "t", "step": "ask",
+                 "hint": "advance with the same data makes these calls; plan changed nothing"}}
 
     with mcp_canal(mcp_project) as canal:  # the plan was right: one call, then the question
         env = canal.advance("t", {"name": "n"})

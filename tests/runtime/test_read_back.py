@@ -97,7 +97,7 @@ def test_a_backend_that_says_ok_but_stored_something_else_is_caught(canal, backe
     assert error["code"] == "postcondition_failed" and error["kind"] == "postcondition"
     assert error["tool"] == "get" and error["step"] == "reserve"
     assert error["errors"] == [{"path": "quantity", "expected": 10, "actual": 5}]
-    assert "quantity is 5, expected 10" in error["error"]
+    assert "quantity is 5, expected 10" in error["message"]
     assert env.step.gate["action"]["enum"] == ["recheck", "retry", "skip", "abort"]
     assert canal.values("t")["result"]["reserve"] == {"id": "1", "status": "ok"}
     assert called(backend) == ["reserve", "get"]
@@ -173,7 +173,7 @@ def test_a_failed_read_back_call_parks_the_step_with_recheck(canal, backend):
     canal.start("reserve", thread_id="t")
     env = canal.advance("t", ORDER)
     assert env.status == "failed" and env.errors[0]["code"] == "postcondition_failed"
-    assert "read replica lagging" in env.errors[0]["error"]
+    assert "read replica lagging" in env.errors[0]["message"]
     backend.set_tools("stock", tools())
     assert canal.advance("t", {"action": "recheck"}).step.id == "done"
     assert called(backend) == ["reserve", "get", "get"]
@@ -216,7 +216,7 @@ def test_a_process_killed_during_verification_verifies_again_on_recovery(
                mcp_config=tmp_path / ".mcp.json") as canal:
         stopped = canal.current("t")
         assert stopped.status == "failed" and stopped.step.id == "reserve"
-        assert stopped.errors[0]["error"] == STOPPED["verifying"]
+        assert stopped.errors[0]["message"] == STOPPED["verifying"]
         env = canal.recover("t")
         assert env.step.id == "done" and env.status == "awaiting_input"
     assert called(backend) == reads_after_recovery  # the reservation was made once

@@ -75,7 +75,7 @@ def test_an_unsafe_tool_is_not_retried(workflows, tmp_path):
     canal = Canal(workflows=workflows, home=tmp_path / "h", tools=PythonTools({"flaky": tool}))
     env = canal.start("w", thread_id="t")
     assert env.status == "failed" and len(calls) == 1
-    assert env.errors[0]["error"] == "flaky: ConnectionError: connection reset (1)"
+    assert env.errors[0]["message"] == "flaky: ConnectionError: connection reset (1)"
 
 
 def test_a_tool_error_is_not_retried(workflows, tmp_path):
@@ -101,7 +101,7 @@ def test_a_step_timeout_bounds_an_mcp_call(workflows, tmp_path, toolbox):
     env = canal.start("w", thread_id="t")
     elapsed = time.monotonic() - began
     assert env.status == "failed"
-    assert env.errors[0]["error"] == ("flaky: MCP server 'slow' failed: no answer within 1s "
+    assert env.errors[0]["message"] == ("flaky: MCP server 'slow' failed: no answer within 1s "
                                       "(the server's timeout)")
     assert len(env.executed[0]["tries"]) == 1, "read-only, so the timeout was retried once"
     assert elapsed < 15

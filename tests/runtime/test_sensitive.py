@@ -368,7 +368,7 @@ def test_escaped_forms_of_a_secret_are_masked(workflows, tmp_path, secret):
     shown = canal.advance("t", {"token": secret}).to_json()
     assert shown["step"]["id"] == "show"
     failed = canal.advance("t", {"ack": True}).to_json()
-    assert failed["status"] == "failed" and failed["errors"][0]["error"].startswith(
+    assert failed["status"] == "failed" and failed["errors"][0]["message"].startswith(
         "boom: ValueError: bad token ")
     documents = [shown, failed, canal.current("t").to_json(), canal.history("t")]
     assert leaked(documents, escaped_forms(secret)) == []

@@ -140,7 +140,8 @@ def test_the_cli_reports_warnings_apart_from_problems(cli, project):
     assert result.code == 0 and result.json["status"] == "ok"
     warning = result.json["workflows"][0]["warnings"][0]
     assert warning["severity"] == "warning" and warning["key"] == "body"
-    assert "warning: step 'two' runs only when" in result.stderr
+    assert warning["problem"].startswith("references/03-three.md: body: {{result.two.id}}: "
+                                         "warning: step 'two' runs only when")
 
 
 def test_an_invalid_when_stops_a_start(workflows, tmp_path):
