@@ -95,7 +95,7 @@ def test_run_prompts_a_person_field_by_field(platform):
     assert result.code == 0, result.stderr
     assert result.json["status"] == "completed"
     assert "not one of the choices" in result.stderr
-    assert "host: does not match the pattern" in result.stderr
+    assert "host: Service domain: e.g. billing.example.com; must match ^(" in result.stderr
     assert "this field is required" in result.stderr
     assert result.json["executed"][1]["arguments"] == {
         "project_id": 1, "role_name": "admin", "permissions": ["read", "write"]}
