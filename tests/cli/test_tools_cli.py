@@ -89,7 +89,7 @@ def test_run_with_answers_completes_the_example(platform):
 def test_run_prompts_a_person_field_by_field(platform):
     platform("discover")
     typed = "\n".join(["shop", "not a domain", "9", "2", "zoe",   # host rejected by the gate
-                       "shop", "shop.example.com", "2", "zoe",     # asked again
+                       "shop.example.com",                         # only host is asked again
                        "", "admin", "read, write", ""]) + "\n"
     result = platform("run", "create-permission-set", stdin=typed)
     assert result.code == 0, result.stderr
