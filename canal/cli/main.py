@@ -7,17 +7,21 @@ person. A traceback never reaches the user (set ``CANAL_DEBUG=1`` to see one for
 unexpected error, on stderr).
 
 Exit codes:
-  0  success
-  1  unexpected internal error
-  2  usage: bad arguments, malformed JSON, a name that is not a plain name, or a scripted
-     ``run`` whose answers ran out
-  3  the submission was rejected by the step's gate (nothing changed)
-  4  unknown workflow or thread
-  5  invalid workflow definition
-  6  the run cannot take this action (finished run, taken thread id)
-  7  a tool failed; the run is parked as failed
-  8  configuration error
-  9  discover: a server could not be listed (the others were synced)
+    0  success
+    1  unexpected internal error
+    2  usage: bad arguments, malformed JSON, a name that is not a plain name, or a
+       scripted run whose answers ran out
+    3  the submission was rejected by the step's gate (nothing changed)
+    4  unknown workflow, thread or tool
+    5  invalid workflow definition
+    6  the run cannot take this action: finished run, taken thread id, another process
+       is changing it, data for a step it has left (stale), unsafe migration
+    7  a tool failed; the run is parked as failed
+    8  configuration error
+    9  discover: a server could not be listed (the others were synced)
+  130  interrupted (Ctrl-C)
+
+The table lives in ``canal.cli.helptext``, which ``canal --help`` prints too.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -60,14 +65,20 @@ def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from canal.cli import commands
+    from canal.cli import commands, helptext
 
-    parser = _Parser(prog="canal", description="Run Markdown workflows around an LLM agent.")
+    # Raw epilogs: the tables and examples keep their lines (argparse would re-flow them).
+    parser = _Parser(prog="canal", description="Run Markdown workflows around an LLM agent.",
+                     epilog=helptext.top_epilog(),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     _common(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, handler, help_text, add_arguments in commands.COMMANDS:
-        command = sub.add_parser(name, help=help_text, description=help_text)
+        command = sub.add_parser(name, help=help_text,
+                                 description=textwrap.fill(help_text, helptext.WIDTH),
+                                 epilog=helptext.example_epilog(name),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
         _common(command, suppress=True)
         add_arguments(command)
         command.set_defaults(handler=handler)

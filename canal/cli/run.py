@@ -1,12 +1,14 @@
 """``canal run``: a person drives a workflow in the terminal.
 
 Each gate field is asked for in turn (choices for enums, hidden input for sensitive fields,
-Enter to skip an optional field); notifications are shown and acknowledged; a failed step
-asks whether to retry, skip or abort. ``--answers FILE`` (JSON or YAML, ``{step id: {field:
-value}}``, ``{failed step id: {action: ...}}``) scripts the run instead. A scripted action
-is given to a failed step once: if the step fails again, the run stops there (exit 7), so a
-scripted ``retry`` can never loop. Prompts and progress (a live line while a tool runs, on a
-terminal) go to stderr; stdout gets the final envelope as JSON, like every other command.
+Enter to skip an optional field); after a rejection only the fields it names are asked
+again, Enter keeping the earlier answer (a sensitive field is asked again, never shown);
+notifications are shown and acknowledged; a failed step asks whether to retry, skip or
+abort. ``--answers FILE`` (JSON or YAML, ``{step id: {field: value}}``, ``{failed step id:
+{action: ...}}``) scripts the run instead. A scripted action is given to a failed step once:
+if the step fails again, the run stops there (exit 7), so a scripted ``retry`` can never
+loop. Prompts and progress (a live line while a tool runs, on a terminal) go to stderr;
+stdout gets the final envelope as JSON, like every other command.
 """
 
 from __future__ import annotations
@@ -89,20 +91,32 @@ def convert(kind: str, text: str) -> Any:
     return text
 
 
-def ask_field(name: str, field: dict[str, Any], ask: Ask) -> tuple[bool, Any]:
-    """Ask for one field until the answer parses: ``(given, value)``."""
+NOTHING: Any = object()  # no earlier answer
+
+
+def ask_field(name: str, field: dict[str, Any], ask: Ask,
+              earlier: Any = NOTHING) -> tuple[bool, Any]:
+    """Ask for one field until the answer parses: ``(given, value)``. An ``earlier``
+    answer is kept when the person just presses Enter, unless the field is sensitive: a
+    secret is never shown, so it is asked again from scratch."""
     label = f"{name}" + (f" ({field['desc']})" if field.get("desc") else "")
+    keep = earlier is not NOTHING and not field.get("sensitive")
     choices: list[Any] = field.get("enum") or []
     numbered = bool(choices) and all(isinstance(c, str) for c in choices)
     if choices:
         say(f"{label}, one of:")
         say("  " + ("  ".join(f"{i}) {c}" for i, c in enumerate(choices, 1)) if numbered
                     else ", ".join(map(str, choices))))
-    optional = "" if field["required"] else " [Enter to skip]"
+    if keep:
+        hint = f" [Enter keeps {_shown(earlier)}]"
+    else:
+        hint = "" if field["required"] else " [Enter to skip]"
     while True:
-        prompt = f"{'choice' if choices else label}{optional}: "
+        prompt = f"{'choice' if choices else label}{hint}: "
         text = ask(prompt, bool(field.get("sensitive"))).strip()
         if not text:
+            if keep:
+                return True, earlier
             if not field["required"]:
                 return False, None
             say("  this field is required")
@@ -120,10 +134,35 @@ def ask_field(name: str, field: dict[str, Any], ask: Ask) -> tuple[bool, Any]:
         return True, value
 
 
+def _shown(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
 def ask_step(step: dict[str, Any], ask: Ask) -> dict[str, Any]:
     data = {}
     for name, field in step["gate"].items():
         given, value = ask_field(name, field, ask)
+        if given:
+            data[name] = value
+    return data
+
+
+def ask_again(env: dict[str, Any], earlier: dict[str, Any], ask: Ask) -> dict[str, Any]:
+    """After a rejection: ask only the fields it names (missing or in error), each with the
+    earlier answer as its default; every other earlier answer is submitted again as it was."""
+    gate = env["step"]["gate"]
+    named = set(env["missing"]) | {e.get("field") for e in env["errors"]}
+    again = [name for name in gate if name in named]
+    if not again:  # nothing to narrow down to (e.g. the object itself): ask everything
+        return ask_step(env["step"], ask)
+    kept = [name for name in earlier if name not in named]
+    if kept:
+        say(f"  kept: {', '.join(kept)}; asking again: {', '.join(again)}")
+    data = {name: value for name, value in earlier.items() if name not in named}
+    for name in again:
+        given, value = ask_field(name, gate[name], ask, earlier.get(name, NOTHING))
         if given:
             data[name] = value
     return data
@@ -166,6 +205,7 @@ def _drive(canal: Any, args: argparse.Namespace, ask: Ask) -> dict[str, Any]:
     thread = env["thread_id"]
     executed = list(env["executed"])  # every tool call this command made, in order
     answered_failures: set[str] = set()  # failed steps a scripted action was given to
+    typed: dict[str, Any] = {}  # what the person last submitted to the step it is at
     say(f"run {thread} (resume with: canal run {args.workflow} --thread-id {thread})")
     while env["status"] in ("awaiting_input", "failed", "rejected"):
         show(env)
@@ -186,8 +226,11 @@ def _drive(canal: Any, args: argparse.Namespace, ask: Ask) -> dict[str, Any]:
         elif step["type"] == "notification" or not step["gate"]:
             ask("[Enter to continue] ", False)
             data = {}
+        elif env["status"] == "rejected" and typed.get("step") == step["id"]:
+            data = ask_again(env, typed["data"], ask)
         else:
             data = ask_step(step, ask)
+        typed = {"step": step["id"], "data": data}
         env = canal.advance(thread, data).to_json()
         executed += env["executed"]
         env["executed"] = executed

@@ -82,7 +82,7 @@ def field_error(spec: FieldSpec, value: Any) -> str | None:
     if spec.pattern is not None and isinstance(value, str):
         try:
             if not pattern_found(spec.pattern, value):
-                return f"does not match the pattern {spec.pattern}"
+                return pattern_message(spec)
         except PatternTimeout:
             return (f"the pattern {spec.pattern} took more than {PATTERN_SECONDS:g} s to check "
                     "this value; send a shorter or simpler value")
@@ -92,6 +92,19 @@ def field_error(spec: FieldSpec, value: Any) -> str | None:
     if spec.max is not None and size > spec.max:
         return f"must be at most {_show(spec.max)}{unit}"
     return None
+
+
+def pattern_message(spec: FieldSpec) -> str:
+    """What a value that does not match ``spec.pattern`` is told, agent and person alike:
+    the field's description and an example lead, the regular expression comes last. The
+    example is the field's ``example``, else its ``default``; a sensitive field's default
+    is never shown (it may be a real secret), and neither is the rejected value."""
+    example = spec.example
+    if example is None and not spec.sensitive:
+        example = spec.default
+    hint = f"e.g. {example}; " if isinstance(example, str) else ""
+    rule = f"{hint}must match {spec.pattern}"
+    return f"{spec.desc}: {rule}" if spec.desc else rule
 
 
 def _measure(value: Any) -> tuple[float, str]:
@@ -123,6 +136,8 @@ def json_schema(schema: Mapping[str, FieldSpec]) -> dict[str, Any]:
             prop["pattern"] = spec.pattern
         if spec.default is not None and not spec.sensitive:  # a secret's default is secret
             prop["default"] = spec.default
+        if spec.example is not None:
+            prop["examples"] = [spec.example]
         bounds = {"string": ("minLength", "maxLength"), "array": ("minItems", "maxItems")}
         low, high = bounds.get(spec.type, ("minimum", "maximum"))
         if spec.min is not None:

@@ -32,7 +32,8 @@ class FieldSpec(_Frozen):
 
     ``min``/``max`` bound a number's value, a string's length or an array's item count.
     ``pattern`` is a regular expression searched in a string (JSON Schema semantics: anchor
-    it with ``^...$`` to match the whole value).
+    it with ``^...$`` to match the whole value). ``example`` is a value that passes the
+    field, shown to agents and quoted when a value does not match the pattern.
     """
 
     type: FieldType = "string"
@@ -41,6 +42,7 @@ class FieldSpec(_Frozen):
     enum: tuple[Any, ...] | None = _items(default=None)
     pattern: str | None = None
     default: Any = None
+    example: Any = None
     min: int | float | None = None
     max: int | float | None = None
     sensitive: bool = False
@@ -61,7 +63,7 @@ class FieldSpec(_Frozen):
         data: dict[str, Any] = {"type": self.type, "required": self.required}
         if self.desc:
             data["desc"] = self.desc
-        for key in ("enum", "pattern", "default", "min", "max"):
+        for key in ("enum", "pattern", "default", "example", "min", "max"):
             value = getattr(self, key)
             if key == "default" and self.sensitive:  # a secret's default is a secret too
                 continue

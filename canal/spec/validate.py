@@ -1,11 +1,12 @@
 """Static validation: every problem in a workflow, found before anything runs.
 
 Checks the shape of each step (an automated step needs a tool, only interactive steps have
-gates), every gate field (defaults, enums and bounds agree with the type; patterns compile),
-every ``{{...}}`` reference in input mappings and step bodies (known step, earlier step,
-right namespace for the step's type, declared gate field, well-formed syntax) and the phase
-contracts, ``when`` and ``verify`` (``canal.spec.phases``). Problems are collected, never
-raised one at a time; a warning (``Problem.warning``) does not make a workflow invalid.
+gates), every gate field (defaults, enums and bounds agree with the type; patterns compile;
+an ``example`` passes the field's own type, enum, pattern and bounds), every ``{{...}}``
+reference in input mappings and step bodies (known step, earlier step, right namespace for
+the step's type, declared gate field, well-formed syntax) and the phase contracts, ``when``
+and ``verify`` (``canal.spec.phases``). Problems are collected, never raised one at a time;
+a warning (``Problem.warning``) does not make a workflow invalid.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from canal.errors import Problem, WorkflowInvalid
 from canal.spec.loader import Files, parse_files, workflow_files
 from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
-from canal.spec.patterns import pattern_error
+from canal.spec.patterns import PATTERN_SECONDS, PatternTimeout, pattern_error, pattern_found
 from canal.spec.phases import phase_problems
 from canal.spec.templates import Malformed, Reference, scan, walk_strings
 
@@ -161,7 +162,31 @@ def _check_field(step: StepSpec, name: str, field: FieldSpec) -> list[Problem]:
         out.append(Problem(step.path, "min is greater than max", key=f"{key}.min"))
     if (field.min is not None or field.max is not None) and field.type in ("boolean", "object"):
         out.append(Problem(step.path, f"min/max do not apply to {field.type}", key=key))
+    if field.example is not None:
+        why = "is not of type " + field.type if wrong(field.example) else _misfit(field)
+        if why is not None:
+            out.append(Problem(step.path, f"example {why}", key=f"{key}.example",
+                               text=repr(field.example)))
     return out
+
+
+def _misfit(field: FieldSpec) -> str | None:
+    """Why the field's own ``example`` (of the right type) would be rejected, or None."""
+    example = field.example
+    if field.enum is not None and example not in field.enum:
+        return "is not one of the enum values"
+    if field.pattern is not None and isinstance(example, str) and not pattern_error(field.pattern):
+        try:
+            if not pattern_found(field.pattern, example):
+                return f"does not match the pattern {field.pattern}"
+        except PatternTimeout:
+            return f"took more than {PATTERN_SECONDS:g} s to check against the pattern"
+    size = len(example) if isinstance(example, (str, list, tuple)) else example
+    if isinstance(size, (int, float)) and not isinstance(size, bool) and (
+            (field.min is not None and size < field.min)
+            or (field.max is not None and size > field.max)):
+        return "is outside the field's min/max"
+    return None
 
 
 def _check_reference(step: StepSpec, key: str, part: Reference | Malformed,

@@ -89,13 +89,13 @@ def test_run_with_answers_completes_the_example(platform):
 def test_run_prompts_a_person_field_by_field(platform):
     platform("discover")
     typed = "\n".join(["shop", "not a domain", "9", "2", "zoe",   # host rejected by the gate
-                       "shop", "shop.example.com", "2", "zoe",     # asked again
+                       "shop.example.com",                         # only host is asked again
                        "", "admin", "read, write", ""]) + "\n"
     result = platform("run", "create-permission-set", stdin=typed)
     assert result.code == 0, result.stderr
     assert result.json["status"] == "completed"
     assert "not one of the choices" in result.stderr
-    assert "host: does not match the pattern" in result.stderr
+    assert "host: Service domain: e.g. billing.example.com; must match ^(" in result.stderr
     assert "this field is required" in result.stderr
     assert result.json["executed"][1]["arguments"] == {
         "project_id": 1, "role_name": "admin", "permissions": ["read", "write"]}

@@ -101,7 +101,7 @@ def test_missing_and_wrong_fields_are_both_reported() -> None:
     assert not check.accepted
     assert check.missing == ["project_name"]
     assert check.errors == [
-        {"field": "host", "message": r"does not match the pattern ^[a-z0-9.-]+\.[a-z]{2,}$"},
+        {"field": "host", "message": r"must match ^[a-z0-9.-]+\.[a-z]{2,}$"},
         {"field": "quota", "message": "expected integer, got string"},
     ]
     assert check.dropped == ["extra"]
@@ -169,7 +169,7 @@ def test_enum(spec: FieldSpec, value: Any, message: str | None) -> None:
 ])
 def test_pattern_has_json_schema_search_semantics(pattern: str, value: str, ok: bool) -> None:
     message = error_of(FieldSpec(pattern=pattern), value)
-    assert message == (None if ok else f"does not match the pattern {pattern}")
+    assert message == (None if ok else f"must match {pattern}")
 
 
 @pytest.mark.parametrize("spec, value, message", [
@@ -197,7 +197,7 @@ def test_checks_run_in_order_type_then_enum_then_pattern_then_bounds() -> None:
     spec = FieldSpec(enum=("aa", "bbbb"), pattern="^a", max=3)
     assert error_of(spec, 5) == "expected string, got integer"
     assert error_of(spec, "zz") == "must be one of: aa, bbbb"
-    assert error_of(spec, "bbbb") == "does not match the pattern ^a"
+    assert error_of(spec, "bbbb") == "must match ^a"
     assert error_of(spec, "aa") is None
 
 
@@ -292,7 +292,7 @@ def test_a_catastrophic_pattern_is_a_clean_rejection(pattern: str) -> None:
     from canal.spec.patterns import PATTERN_SECONDS
 
     message = error_of(FieldSpec(pattern=pattern), "a" * 60 + "b")
-    assert message in (f"does not match the pattern {pattern}",
+    assert message in (f"must match {pattern}",
                        f"the pattern {pattern} took more than {PATTERN_SECONDS:g} s to check "
                        "this value; send a shorter or simpler value")
 
@@ -303,3 +303,43 @@ def test_the_bound_is_what_stops_a_catastrophic_pattern() -> None:
     message = error_of(FieldSpec(pattern=r"^(a|a)*$"), "a" * 60 + "b")
     assert message == (f"the pattern ^(a|a)*$ took more than {PATTERN_SECONDS:g} s to check "
                        "this value; send a shorter or simpler value")
+
+
+# -- a pattern message a person can act on: description, example, then the pattern --------
+
+HOST = r"^[a-z0-9.-]+\.[a-z]{2,}$"
+
+
+@pytest.mark.parametrize("spec, message", [
+    (FieldSpec(desc="Service domain", pattern=HOST, example="billing.example.com"),
+     f"Service domain: e.g. billing.example.com; must match {HOST}"),
+    (FieldSpec(desc="Service domain", pattern=HOST, default="shop.example.com"),
+     f"Service domain: e.g. shop.example.com; must match {HOST}"),
+    (FieldSpec(desc="Service domain", pattern=HOST, example="a.example.com",
+               default="b.example.com"),
+     f"Service domain: e.g. a.example.com; must match {HOST}"),  # the example wins
+    (FieldSpec(desc="Service domain", pattern=HOST), f"Service domain: must match {HOST}"),
+    (FieldSpec(pattern=HOST, example="billing.example.com"),
+     f"e.g. billing.example.com; must match {HOST}"),
+    (FieldSpec(pattern=HOST), f"must match {HOST}"),
+])
+def test_a_pattern_error_leads_with_description_and_example(spec: FieldSpec,
+                                                           message: str) -> None:
+    assert error_of(spec, "Not A Domain") == message
+
+
+def test_a_sensitive_field_never_shows_its_default_nor_the_value() -> None:
+    secret = FieldSpec(desc="API token", pattern="^tok-", sensitive=True, default="tok-real-1")
+    assert error_of(secret, "xyzzy-typed") == "API token: must match ^tok-"
+    shown = FieldSpec(desc="API token", pattern="^tok-", sensitive=True, example="tok-1234")
+    assert error_of(shown, "xyzzy-typed") == "API token: e.g. tok-1234; must match ^tok-"
+
+
+def test_the_example_is_shown_to_agents_in_the_gate_and_its_schema() -> None:
+    from canal.nodes.gate import json_schema
+
+    spec = FieldSpec(desc="Service domain", pattern=HOST, example="billing.example.com")
+    assert spec.to_json()["example"] == "billing.example.com"
+    assert "example" not in FieldSpec().to_json()
+    assert json_schema({"host": spec})["properties"]["host"]["examples"] == [
+        "billing.example.com"]

@@ -34,7 +34,7 @@ def test_round_trip_across_canal_objects(project, make_canal, recorder):
     assert rejected.status == "rejected"
     assert rejected.missing == ["project_name"]
     assert rejected.errors == [{"field": "host",
-                                "message": r"does not match the pattern ^[a-z0-9.-]+\.[a-z]{2,}$"}]
+                                "message": r"Service domain: must match ^[a-z0-9.-]+\.[a-z]{2,}$"}]
     assert rejected.dropped == ["color"]
     assert rejected.step.id == "collect-project-info"
     assert checkpoint_count(first, "run-1") == before

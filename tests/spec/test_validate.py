@@ -306,6 +306,33 @@ def test_field_problems(workflows: Path, field: dict, key: str | None, text: str
     assert problem.message == message
 
 
+@pytest.mark.parametrize("field, text, message", [
+    ({"type": "integer", "example": "3"}, "'3'", "example is not of type integer"),
+    ({"type": "string", "example": True}, "True", "example is not of type string"),
+    ({"type": "string", "pattern": "^[a-z]+$", "example": "Billing"}, "'Billing'",
+     "example does not match the pattern ^[a-z]+$"),
+    ({"type": "string", "enum": ["a", "b"], "example": "c"}, "'c'",
+     "example is not one of the enum values"),
+    ({"type": "integer", "min": 1, "max": 9, "example": 10}, "10",
+     "example is outside the field's min/max"),
+    ({"type": "string", "min": 3, "example": "ab"}, "'ab'", "example is outside the field's min/max"),
+    ({"type": "array", "max": 1, "example": [1, 2]}, "[1, 2]",
+     "example is outside the field's min/max"),
+])
+def test_an_example_must_pass_its_own_field(workflows: Path, field: dict, text: str,
+                                            message: str) -> None:
+    problem = one(workflows, {"01-ask.md": ask(f=field)})
+    assert (problem.key, problem.text, problem.message) == ("gate.schema.f.example", text,
+                                                            message)
+
+
+def test_an_example_is_not_checked_against_a_pattern_that_does_not_compile(
+        workflows: Path) -> None:
+    found = problems_of(workflows, {"01-ask.md": ask(
+        f={"type": "string", "pattern": "[a-z", "example": "x"})})
+    assert [p.key for p in found] == ["gate.schema.f.pattern"]
+
+
 def test_pattern_that_does_not_compile(workflows: Path) -> None:
     problem = one(workflows, {"01-ask.md": ask(code={"type": "string", "pattern": "[a-z"})})
     assert problem.key == "gate.schema.code.pattern"
@@ -329,6 +356,9 @@ def test_field_name_must_be_an_identifier(workflows: Path) -> None:
     {"type": "object", "default": {"a": 1}},
     {"type": "boolean", "default": False},
     {"type": "string", "required": True},
+    {"type": "string", "required": True, "pattern": "^[a-z]+$", "example": "billing",
+     "min": 3, "max": 10},
+    {"type": "integer", "enum": [1, 2], "example": 2, "sensitive": True},
 ])
 def test_consistent_fields_are_valid(workflows: Path, field: dict) -> None:
     assert problems_of(workflows, {"01-ask.md": ask(f=field)}) == []
