@@ -98,6 +98,11 @@ def abort(args: argparse.Namespace) -> dict[str, Any]:
         return canal.abort(args.thread_id).to_json()
 
 
+def show(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.show(args.workflow)
+
+
 def graph(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
         return {"status": "ok", "workflow": args.workflow, "mermaid": canal.graph(args.workflow)}
@@ -219,6 +224,9 @@ Handler = Callable[[argparse.Namespace], dict[str, Any]]
 COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None]]] = [
     ("validate", validate, "check workflow definitions and report every problem",
      _validate_arguments),
+    ("show", show, "a workflow at a glance before starting it: its steps, the fields they "
+     "ask, the tools they call with their fixed arguments and where the others come from",
+     _workflow),
     ("start", start, "start a run of a workflow", _start_arguments),
     ("advance", advance, "submit the current step's data", _advance_arguments),
     ("plan", plan, "dry run: the calls advance would make with this data, and where it "

@@ -37,7 +37,7 @@ from typing import Any
 
 from canal.errors import CanalError, UsageError
 
-READ_ONLY = ("current", "runs", "index", "meta", "graph", "history")
+READ_ONLY = ("current", "runs", "index", "meta", "graph", "history", "show")
 EXIT_BY_STATUS = {"rejected": 3, "invalid": 5, "stale": 6, "failed": 7, "partial": 9,
                   "error": 9}
 

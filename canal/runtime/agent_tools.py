@@ -9,7 +9,8 @@ text; its ``artifact`` is the document itself, for code that wants the dict.
 
 The names and argument names are those of canal's MCP tools (DESIGN.md §9), so both doors
 speak one vocabulary. canal has no ``search`` yet: ``workflows`` lists what can be
-started, and ``index`` lists the workflows and the tools. ``call`` (one raw tool call,
+started, ``show`` what one would do (its steps, fixed values and where the others come
+from), and ``index`` lists the workflows and the tools. ``call`` (one raw tool call,
 outside any workflow) is offered only when asked for by name, since a workflow is the
 checked way to change things. One set of tools answers one call at a time: an agent that
 emits several calls in one message gets them answered one after another.
@@ -35,6 +36,7 @@ class Facade(Protocol):
     """What the tools need of ``Canal``."""
 
     def index(self, full: bool = False) -> dict[str, Any]: ...
+    def show(self, name: str) -> dict[str, Any]: ...
     def meta(self, tool: str, required_only: bool = False) -> dict[str, Any]: ...
     def call(self, tool: str, arguments: Any, confirm: bool = False) -> dict[str, Any]: ...
     def start(self, name: str, thread_id: str | None = None) -> Envelope: ...
@@ -58,6 +60,10 @@ class NoArguments(_Arguments):
 
 class ThreadArguments(_Arguments):
     thread_id: str = Field(description="the run's thread id (from start's answer)")
+
+
+class ShowArguments(_Arguments):
+    workflow: str = Field(description="the workflow's name, as the workflows tool lists it")
 
 
 class StartArguments(_Arguments):
@@ -139,9 +145,17 @@ Command = tuple[str, type[_Arguments], Callable[..., dict[str, Any]]]
 COMMANDS: dict[str, Command] = {
     "workflows": (
         "List the workflows you can start, one 'name: description' line each. Pick the one "
-        "that fits the user's task and call start with its name. (There is no search: read "
-        "this list, or index for the workflows and the tools.)",
+        "that fits the user's task (show tells you what it would do) and call start with "
+        "its name. (There is no search: read this list, or index for the workflows and the "
+        "tools.)",
         NoArguments, _workflows),
+    "show": (
+        "What a workflow would do, before you start it: its steps in order (type, title), "
+        "the fields each interactive step asks (asks), the tool each automated step calls "
+        "(tool) with the fixed values it always sends (constants) and the arguments taken "
+        "from earlier steps (from: the gate field or result they come from). Check that "
+        "its fixed values fit the user's request; if they do not, do not start it.",
+        ShowArguments, lambda canal, workflow: canal.show(workflow)),
     "index": (
         "canal's compact index: the workflows first, then the tools, one line each. Prefer "
         "a workflow (start); meta shows one tool's fields.",
@@ -194,8 +208,8 @@ COMMANDS: dict[str, Command] = {
         "did). Only when the user asks.",
         ThreadArguments, lambda canal, thread_id: canal.abort(thread_id).to_json()),
 }
-OFFERED = ("workflows", "index", "meta", "start", "advance", "plan", "current", "runs",
-           "abort")
+OFFERED = ("workflows", "show", "index", "meta", "start", "advance", "plan", "current",
+           "runs", "abort")
 
 
 def agent_tools(canal: Facade, include: Iterable[str] | None = None) -> list[BaseTool]:

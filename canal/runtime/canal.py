@@ -169,6 +169,17 @@ class Canal:
 
         return seal_fields(self.workflow(workflow).step(step).gate, data, self.sealer)
 
+    def show(self, name: str) -> dict[str, Any]:
+        """An overview of workflow ``name`` for choosing it before starting it
+        (``canal.spec.overview``): its steps in order with their type and title, the gate
+        fields each asks, the tool each automated step calls with its constant arguments
+        and the arguments fed by earlier steps. Reads the workflow's files only: no tool
+        cache, no server, no graph, no run. An invalid workflow raises ``WorkflowInvalid``
+        listing every problem."""
+        from canal.spec.overview import overview
+
+        return overview(self.workflow(name))
+
     def graph(self, workflow: str) -> str:
         """The compiled graph of ``workflow`` as Mermaid text: exactly what runs."""
         from canal.graphs.compile import compile_graph
@@ -537,8 +548,8 @@ class Canal:
 
     def as_tools(self, include: Iterable[str] | None = None) -> list[BaseTool]:
         """canal's commands as LangChain tools for an agent (``canal.runtime.agent_tools``):
-        ``workflows``, ``index``, ``meta``, ``start``, ``advance``, ``plan``, ``current``,
-        ``runs`` and ``abort``, or the ones ``include`` names (``call`` too)."""
+        ``workflows``, ``show``, ``index``, ``meta``, ``start``, ``advance``, ``plan``,
+        ``current``, ``runs`` and ``abort``, or the ones ``include`` names (``call`` too)."""
         from canal.runtime.agent_tools import agent_tools
 
         return agent_tools(self, include)

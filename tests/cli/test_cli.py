@@ -215,12 +215,13 @@ def test_environment_and_flags_override_canal_yaml(cli, project, tmp_path):
 
 
 def test_read_only_commands_do_not_import_the_graph_engine(cli, project):
-    """Nor does plan, which only reads."""
+    """Nor do plan, which only reads, and show, which reads the workflow's files."""
     thread = cli("start", "create-project").json["thread_id"]
     probe = (
         "import sys, io, contextlib\n"
         "from canal.cli.main import run\n"
-        "for argv in (['current', %r], ['runs'], ['plan', %r, '--gate-data', %r]):\n"
+        "for argv in (['current', %r], ['runs'], ['plan', %r, '--gate-data', %r],\n"
+        "             ['show', 'create-project']):\n"
         "    with contextlib.redirect_stdout(io.StringIO()):\n"
         "        assert run(argv) == 0\n"
         "bad = sorted(m for m in sys.modules if m.startswith(('langgraph.graph', "

@@ -224,16 +224,16 @@ def test_an_agent_takes_over_a_failed_step(platform: Path) -> None:
 def test_tools_speak_the_mcp_servers_vocabulary(tmp_path: Path) -> None:
     canal = Canal(workflows=tmp_path, home=tmp_path / ".canal", checkpointer="memory:")
     tools = {tool.name: tool for tool in canal.as_tools(include=[
-        "workflows", "index", "meta", "call", "start", "advance", "plan", "current", "runs",
-        "abort"])}
+        "workflows", "show", "index", "meta", "call", "start", "advance", "plan", "current",
+        "runs", "abort"])}
     assert {name: list(tool.args) for name, tool in tools.items()} == {
-        "workflows": [], "index": [], "meta": ["tool", "required_only"],
+        "workflows": [], "show": ["workflow"], "index": [], "meta": ["tool", "required_only"],
         "call": ["tool", "args", "confirm"], "start": ["workflow", "thread_id"],
         "advance": ["thread_id", "gate_data", "step"], "plan": ["thread_id", "gate_data"],
         "current": ["thread_id"], "runs": ["status"], "abort": ["thread_id"]}
-    assert [t.name for t in canal.as_tools()] == ["workflows", "index", "meta", "start",
-                                                  "advance", "plan", "current", "runs",
-                                                  "abort"]
+    assert [t.name for t in canal.as_tools()] == ["workflows", "show", "index", "meta",
+                                                  "start", "advance", "plan", "current",
+                                                  "runs", "abort"]
     for word in ("rejected", "failed", '"action": "retry"', "notification", "completed"):
         assert word in tools["advance"].description, word
     with pytest.raises(UsageError, match="no agent tool named 'search'"):
@@ -244,8 +244,8 @@ def test_each_tool_answers_what_the_cli_prints(platform: Path) -> None:
     cli = Cli(platform)
     with open_canal(platform) as canal:
         tools = {tool.name: tool for tool in canal.as_tools(include=[
-            "workflows", "index", "meta", "call", "start", "advance", "plan", "current",
-            "runs"])}
+            "workflows", "show", "index", "meta", "call", "start", "advance", "plan",
+            "current", "runs"])}
 
         def ask(name: str, **args: Any) -> dict[str, Any]:
             message = tools[name].invoke({"name": name, "args": args, "id": "1",
@@ -272,6 +272,7 @@ def test_each_tool_answers_what_the_cli_prints(platform: Path) -> None:
         assert ask("runs", status="awaiting_input") == cli("runs", "--status",
                                                             "awaiting_input").json
         assert ask("runs", status="completed") == {"status": "ok", "count": 0, "runs": []}
+        assert ask("show", workflow=WORKFLOW) == cli("show", WORKFLOW).json
         assert ask("index") == cli("index").json
         assert ask("workflows") == {"status": "ok", "workflows": cli("index").json["workflows"]}
         assert ask("meta", tool="create_role", required_only=True) == cli(
@@ -279,6 +280,7 @@ def test_each_tool_answers_what_the_cli_prints(platform: Path) -> None:
         # a refusal is the CLI's error document, not an exception
         for args, command in (({"tool": "nope"}, ["meta", "nope"]),
                               ({"workflow": "nope"}, ["start", "nope"]),
+                              ({"workflow": "nope"}, ["show", "nope"]),
                               ({"thread_id": "nope"}, ["current", "nope"])):
             tool = command[0]
             answer = ask(tool, **args)
