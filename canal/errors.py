@@ -15,6 +15,7 @@
     ├── RunStateError             the run cannot take this action (finished, ...) (exit 6)
     │   ├── ThreadTaken           start with a thread id that names a run
     │   ├── RunConflict           another process is changing the run right now
+    │   ├── RewindRefused         a rewind past a call that changed something
     │   └── MigrationRefused      the run cannot move onto the new definition
     ├── ConfigError               unreadable or contradictory configuration       (exit 8)
     ├── ToolError                 a tool call failed                              (exit 7)
@@ -42,6 +43,7 @@ __all__ = [
     "NeedsConfirmation",
     "NotFound",
     "Problem",
+    "RewindRefused",
     "RunConflict",
     "RunNotFound",
     "RunStateError",
@@ -215,6 +217,17 @@ class RunConflict(RunStateError):
         return {"command": "current", "thread_id": self.details.get("thread_id"),
                 "hint": "another process is changing this run: read where it stands now, "
                         "then answer"}
+
+
+class RewindRefused(RunStateError):
+    """``rewind`` to a step the run cannot go back to (``canal.nodes.rewind``)."""
+
+    code = "rewind_refused"
+
+    def next_step(self) -> dict[str, Any] | None:
+        return {"command": "current", "thread_id": self.details.get("thread_id"),
+                "hint": "the run stays where it is: answer its step, or abort it (which runs "
+                        "the compensations the message names)"}
 
 
 class MigrationRefused(RunStateError):

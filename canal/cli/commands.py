@@ -80,6 +80,11 @@ def recover(args: argparse.Namespace) -> dict[str, Any]:
         return canal.recover(args.thread_id).to_json()
 
 
+def rewind(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.rewind(args.thread_id, args.step).to_json()
+
+
 def migrate(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
         return canal.migrate(args.thread_id).to_json()
@@ -220,6 +225,11 @@ def _runs_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--status", help="only runs with this status (e.g. awaiting_input)")
 
 
+def _rewind_arguments(parser: argparse.ArgumentParser) -> None:
+    _thread(parser)
+    parser.add_argument("step", metavar="STEP", help="the interactive step to answer again")
+
+
 Handler = Callable[[argparse.Namespace], dict[str, Any]]
 COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None]]] = [
     ("validate", validate, "check workflow definitions and report every problem",
@@ -238,6 +248,8 @@ COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None
     ("prune", prune, "remove old completed and aborted runs", _prune_arguments),
     ("recover", recover, "continue a run whose process died mid-step, as far as is safe",
      _thread),
+    ("rewind", rewind, "take a run back to an earlier interactive step to answer it again, "
+     "while nothing after it changed anything", _rewind_arguments),
     ("migrate", migrate, "move a run onto the workflow definition now on disk, if safe",
      _thread),
     ("graph", graph, "the compiled graph of a workflow as Mermaid text", _workflow),

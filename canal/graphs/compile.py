@@ -68,7 +68,9 @@ def build_graph(spec: WorkflowSpec, deps: Deps) -> StateGraph:
                     role="verify")
                 done = {check: "verify"}
             add(call, automated(spec, step, deps), done, recover, step=step, role="call")
-            add(recover, recovery(spec, step, deps), here, onward, recover, COMPENSATE,
+            back = {s.id: "edit" for s in spec.steps[:spec.steps.index(step)]
+                    if s.type == "interactive"}
+            add(recover, recovery(spec, step, deps), here, onward, recover, COMPENSATE, back,
                 *([verify_node(step.id)] if step.verify else []), step=step, role="recover")
         elif step.type == "interactive":  # a rejected answer loops back to the step
             add(step.id, interactive(spec, step, deps), onward, step.id, COMPENSATE, step=step)

@@ -5,7 +5,8 @@ LangGraph writes a graph's input and a ``Command(resume=...)`` value to the chec
 before any node runs, so a node's gate check comes too late for a value its serializer
 cannot write (an integer outside 64 bits): the write would fail, and every later command on
 the run with it. The same goes for ``update_state``. Such input raises ``UsageError`` naming
-the place and why (``canal.jsontypes.unstorable``); nothing is stored.
+the place and why (``canal.jsontypes.unstorable``); nothing is stored. An input that
+forges a node's write to ``gate`` (``$accepted``) is refused the same way.
 
 It also keeps the ``updates`` stream to one entry per step: a node that wrote nothing (the
 confirmation node of an automated step that needs none) yields no entry (``_visible``).
@@ -56,10 +57,22 @@ class GuardedGraph(CompiledStateGraph):
         return await super().abulk_update_state(config, supersteps)
 
     def _door(self, input: Any, kwargs: dict[str, Any]) -> Callable[[Any], bool]:
-        """Refuse ``input`` if it cannot be stored; which chunks of the stream to show."""
+        """Refuse ``input`` if it cannot be stored or forges a node's write; which chunks of
+        the stream to show."""
         refuse_unstorable(input)
+        refuse_forged(input)
         return _visible(kwargs.get("stream_mode") or self.stream_mode,
                         kwargs.get("subgraphs", False), kwargs.get("version", "v1"))
+
+
+def refuse_forged(value: Any) -> None:
+    """UsageError if a graph input's ``gate`` holds one of canal's own markers (``$...``):
+    only nodes write accepted data (``canal.graphs.state.merge_gate``); a client's gate
+    input is a pre-answer, which the step checks."""
+    gate = value.get("gate") if isinstance(value, dict) else None
+    if isinstance(gate, dict) and any(str(key).startswith("$") for key in gate):
+        raise UsageError("the graph input's gate maps step ids to pre-answers; a key that "
+                         "starts with '$' is canal's own; nothing was changed")
 
 
 def _refuse_updates(supersteps: Any) -> None:

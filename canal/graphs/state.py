@@ -25,12 +25,15 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.channels.topic import Topic
 
-from canal.nodes.base import ACCEPTED, PREFILL
+from canal.nodes.base import ACCEPTED, PREFILL, REPLACE
 from canal.nodes.spans import tally
 
 
 def merge(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
-    """Reducer for per-step maps: later writes for a step replace earlier ones."""
+    """Reducer for per-step maps: later writes for a step replace earlier ones; a rewind
+    replaces the whole map (``canal.nodes.base.replaced``)."""
+    if isinstance(right, dict) and set(right) == {REPLACE}:
+        return dict(right[REPLACE])
     return {**(left or {}), **(right or {})}
 
 
@@ -38,6 +41,8 @@ def merge_gate(left: dict[str, Any] | None, right: Any) -> dict[str, Any]:
     """Reducer for ``gate``: a node's ``accept()`` merges (and clears parked input); any
     other write is a client's input, parked as pre-answers."""
     left = dict(left or {})
+    if isinstance(right, dict) and set(right) == {REPLACE}:  # a rewind (nodes only)
+        return dict(right[REPLACE])
     if isinstance(right, dict) and set(right) == {ACCEPTED}:
         left.pop(PREFILL, None)
         return {**left, **right[ACCEPTED]}

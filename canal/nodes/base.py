@@ -22,6 +22,7 @@ ACK = True
 
 ACCEPTED = "$accepted"            # gate writes of nodes: see canal.graphs.state.merge_gate
 PREFILL = "$prefill"              # a client's gate input, parked for run.begin
+REPLACE = "$replace"              # a node's write that replaces a per-step map (a rewind)
 
 BEGIN = "run.begin"              # not a step id: step ids have no '.'
 COMPENSATE = "abort.compensate"
@@ -33,6 +34,11 @@ VERIFY_SUFFIX = ".verify"
 def accept(data: dict[str, Any]) -> dict[str, Any]:
     """A node's write of accepted gate data (step id -> data)."""
     return {ACCEPTED: data}
+
+
+def replaced(data: dict[str, Any]) -> dict[str, Any]:
+    """A node's write that replaces a per-step map (``gate``, ``result``...) as a whole."""
+    return {REPLACE: data}
 
 
 def is_abort(value: Any) -> bool:

@@ -19,21 +19,31 @@ from canal.jsontypes import Checked, fits, json_type, unstorable_error
 from canal.spec.models import FieldSpec
 from canal.spec.patterns import PATTERN_SECONDS, PatternTimeout, pattern_found
 
+EDIT_STEP = FieldSpec(
+    type="string",
+    description=("with edit: the interactive step to answer again (default: the latest one "
+                 "whose data this step's call uses)"),
+)
+
 ACTION_GATE: dict[str, FieldSpec] = {
     "action": FieldSpec(
-        type="string", required=True, enum=("retry", "skip", "abort"),
-        description=("retry the failed call, skip the step (its result stays empty) or abort "
-                     "the run"),
-    )
+        type="string", required=True, enum=("retry", "skip", "abort", "edit"),
+        description=("retry the failed call, skip the step (its result stays empty), abort "
+                     "the run, or edit: go back to the interactive step that supplied the "
+                     "data and answer it again"),
+    ),
+    "step": EDIT_STEP,
 }
 
 VERIFY_ACTION_GATE: dict[str, FieldSpec] = {
     "action": FieldSpec(
-        type="string", required=True, enum=("recheck", "retry", "skip", "abort"),
+        type="string", required=True, enum=("recheck", "retry", "skip", "abort", "edit"),
         description=("recheck reads the result back again without calling the tool, retry "
                      "calls the tool again, skip moves on (the result stays as the call gave "
-                     "it), abort stops the run"),
-    )
+                     "it), abort stops the run, edit goes back to the interactive step that "
+                     "supplied the data (only while nothing after it changed anything)"),
+    ),
+    "step": EDIT_STEP,
 }
 
 CONFIRM_GATE: dict[str, FieldSpec] = {

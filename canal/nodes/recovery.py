@@ -5,7 +5,8 @@ may not have happened: then the same call is sent again under the same key, so a
 that deduplicates by key can tell. ``skip`` moves on (the step's result stays as it is:
 none, or what a call whose read-back failed returned). ``abort`` stops the run. After a
 failed read-back (``postcondition_failed``) ``recheck`` also reads back again without
-calling the tool.
+calling the tool. ``edit`` (with an optional ``step``) takes the run back to the
+interactive step that supplied the data, to answer it again (``canal.nodes.rewind``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from canal.nodes.deps import Deps
 from canal.nodes.failure import Failure
 from canal.nodes.lookup import SKIPPED_BY_ACTION
 from canal.nodes.moves import go_abort, go_on
+from canal.nodes.rewind import read_only_of, refused_edit, rewind_problem, rewound, source_step
 from canal.nodes.view import gate_of
 from canal.spec.models import StepSpec, WorkflowSpec
 
@@ -48,6 +50,14 @@ def recovery(spec: WorkflowSpec, step: StepSpec,
         failure = Failure.from_state(state.get("failure") or {"step": step.id})
         update: dict[str, Any] = {"status": "running", "cursor": step.id, "failure": None,
                                   "rejected": None, "log": log, "span": paused}
+        if action == "edit":
+            target = check.data.get("step") or source_step(spec, step.id)
+            problem = rewind_problem(spec, state, target, read_only_of(deps.tools))
+            if problem is not None:
+                return reject(here, step.id, refused_edit(problem), span=paused)
+            assert target is not None  # rewind_problem refuses None
+            back = rewound(spec, state, target, f"edit after {step.id} failed")
+            return Command(goto=target, update={**back, "log": log + back["log"]})
         if action == "recheck":
             rechecks = (state.get("rechecks") or {}).get(step.id, 0) + 1
             return Command(goto=verify_node(step.id), update={

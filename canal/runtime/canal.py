@@ -411,6 +411,39 @@ class Canal:
                                     "changed nothing"}
         return document
 
+    def rewind(self, thread_id: str, step: str) -> Envelope:
+        """Take the run back to the earlier interactive ``step``, to answer it again
+        (``canal.nodes.rewind``): at any pause, when no step since then completed a call
+        that is not read-only; otherwise ``RewindRefused`` says why (and which
+        compensations an abort would run) and nothing changes. The abandoned attempt stays
+        in the history. Runs no node and calls no tool: the run waits at ``step``."""
+        from langgraph.types import Command
+
+        from canal.errors import RewindRefused
+        from canal.nodes.begin import where
+        from canal.nodes.rewind import read_only_of, rewind_problem, rewound
+
+        with self._writer(thread_id):
+            spec, values, head = self.reader.at_head(thread_id)
+            self._ensure_open(thread_id, values)
+            problem = rewind_problem(spec, values, step, read_only_of(self.tools))
+            if problem is not None:
+                raise RewindRefused(problem, thread_id=thread_id, step=step)
+            self._drop_unsaved(spec, thread_id, head)
+            back = Command(goto=step, update=rewound(spec, values, step, "rewind"))
+            # As migrate does: the update is made as by the node the run waits at, so the
+            # next answer goes to ``step``; nothing runs now.
+            self._graph(spec).update_state(config_of(thread_id), back, as_node=where(values))
+        return self.current(thread_id)
+
+    def _edit_problem(self, spec: WorkflowSpec, values: dict[str, Any],
+                      step: str | None) -> str | None:
+        """Why an ``edit`` answer to the failed step the run is at cannot go back."""
+        from canal.nodes.rewind import read_only_of, rewind_problem, source_step
+
+        target = step or source_step(spec, values["cursor"])
+        return rewind_problem(spec, values, target, read_only_of(self.tools))
+
     def current(self, thread_id: str) -> Envelope:
         """Where the run stands: its step, what is done, what is still to be collected."""
         spec, values, head = self.reader.at_head(thread_id)
@@ -578,6 +611,11 @@ class Canal:
         check and reject alike."""
         gate = gate_of(spec, values)
         check = check_gate(gate, data)
+        if check.accepted and check.data.get("action") == "edit" and "action" in gate:
+            problem = self._edit_problem(spec, values, check.data.get("step"))
+            if problem is not None:
+                check.errors.append({"code": "rewind_refused", "field": "action",
+                                     "message": problem})
         if check.accepted:
             return gate, check, None
         env = envelope_of(thread_id, spec, values, self.sealer)

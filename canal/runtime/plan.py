@@ -59,6 +59,7 @@ from canal.errors import TemplateError
 from canal.nodes.failure import Failure
 from canal.nodes.keys import call_key
 from canal.nodes.lookup import SKIPPED_BY_ACTION, SKIPPED_BY_CONDITION, run_lookup
+from canal.nodes.rewind import source_step
 from canal.nodes.route import target
 from canal.nodes.sensitive import TextSealer, masker_of, seal_fields
 from canal.nodes.view import awaiting_confirmation
@@ -112,13 +113,15 @@ class DryRun:
             self.values["confirmed"][cursor] = attempt
             return cursor if self.call(step, True) else self.walk(cursor)
         if self.values.get("status") == "failed" or step.type == "automated":
-            return self.action(step, data["action"])
+            return self.action(step, data["action"], data.get("step"))
         if step.type == "interactive":
             self.values["gate"][cursor] = seal_fields(gate, data, self.sealer)
         return self.walk(cursor)
 
-    def action(self, step: StepSpec, action: str) -> str | None:
+    def action(self, step: StepSpec, action: str, target: str | None = None) -> str | None:
         """The ``action`` answered to a failed step (or one stopped mid-step)."""
+        if action == "edit":  # back to an interactive step: nothing is called
+            return target or source_step(self.spec, step.id)
         if action == "abort":
             self.compensations()
             return None

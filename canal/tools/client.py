@@ -94,6 +94,11 @@ class Delegating:
     def server_of(self, tool: str) -> str | None:
         return self.inner.server_of(tool)
 
+    def read_only(self, tool: str) -> bool:
+        """Whether ``tool`` only reads (an optional method of a client; none: it does not)."""
+        inner = getattr(self.inner, "read_only", None)
+        return bool(inner(tool)) if inner is not None else False
+
     def close(self) -> None:
         self.inner.close()
 
@@ -157,6 +162,10 @@ class PythonTools:
 
     def destructive(self, tool: str) -> bool:
         """Python tools carry no annotations: a step declares ``confirm: true``."""
+        return False
+
+    def read_only(self, tool: str) -> bool:
+        """Python tools carry no annotations: none counts as only reading."""
         return False
 
     def server_of(self, tool: str) -> str | None:

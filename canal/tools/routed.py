@@ -83,6 +83,16 @@ class RoutedTools:
             return False
         return hints.get("readOnlyHint") is True or hints.get("idempotentHint") is True
 
+    def read_only(self, tool: str) -> bool:
+        """MCP's ``readOnlyHint`` explicitly true in the cache (a rewind may pass over a
+        call of such a tool; ``canal.nodes.rewind``)."""
+        if tool in self.python:
+            return self.python.read_only(tool)
+        try:
+            return self.cache.get(tool).annotations.get("readOnlyHint") is True
+        except NotFound:
+            return False
+
     def close(self) -> None:
         if self._mcp is not None:
             self._mcp.close()

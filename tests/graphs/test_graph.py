@@ -153,7 +153,7 @@ def test_a_failed_step_is_answered_retry_skip_or_abort(graph_of, recorder):
                                 "step": "create-role", "tool": "create_role",
                                 "key": "t:create-role:0", "kind": "tool_error"}]
     assert pause(failed).response_schema["properties"]["action"]["enum"] == [
-        "retry", "skip", "abort"]
+        "retry", "skip", "abort", "edit"]
     bad = graph.invoke(Command(resume={"action": "later"}), config())
     assert pause(bad).value["errors"][0]["field"] == "action"
     assert [name for name, _ in recorder.calls] == ["create_project", "create_role"]
@@ -279,3 +279,14 @@ def test_async_durability_shares_the_sqlite_connection_safely(graph_of, recorder
         out = graph.invoke(Command(resume=VALID), thread, durability="async")
         assert pause(out).value["step"]["id"] == "summary"
     assert len(recorder.calls) == 16
+
+
+def test_an_input_cannot_forge_accepted_gate_data(graph_of, recorder):
+    from canal.errors import UsageError
+
+    graph = graph_of()
+    with pytest.raises(UsageError, match="starts with '\\$' is canal's own"):
+        graph.invoke({"gate": {"$accepted": {"collect-project-info": {"project_name": "x"}}}},
+                     config())
+    assert graph.get_state(config()).values == {}
+    assert recorder.calls == []

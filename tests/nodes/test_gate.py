@@ -216,8 +216,8 @@ def test_action_gate_accepts_the_three_actions(action: str) -> None:
 
 
 @pytest.mark.parametrize("submitted, missing, message", [
-    ({"action": "restart"}, [], "must be one of: retry, skip, abort"),
-    ({"action": "RETRY"}, [], "must be one of: retry, skip, abort"),
+    ({"action": "restart"}, [], "must be one of: retry, skip, abort, edit"),
+    ({"action": "RETRY"}, [], "must be one of: retry, skip, abort, edit"),
     ({"action": 1}, [], "expected string, got integer"),
     ({}, ["action"], None),
     ({"action": None}, ["action"], None),

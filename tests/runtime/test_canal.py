@@ -100,7 +100,9 @@ def test_failed_tool_parks_the_run_and_retry_resumes(project, make_canal, record
     assert env.step.id == "create-role"
     assert env.step.gate == {"action": {"type": "string", "required": True,
                                         "desc": env.step.gate["action"]["desc"],
-                                        "enum": ["retry", "skip", "abort"]}}
+                                        "enum": ["retry", "skip", "abort", "edit"]},
+                             "step": {"type": "string", "required": False,
+                                      "desc": env.step.gate["step"]["desc"]}}
     assert env.errors == [{"code": "tool_error",
                            "message": "create_role: RuntimeError: role backend down",
                            "step": "create-role", "tool": "create_role",
@@ -110,7 +112,7 @@ def test_failed_tool_parks_the_run_and_retry_resumes(project, make_canal, record
     assert make_canal().current("t").status == "failed"
     bad = make_canal().advance("t", {"action": "explode"})
     assert bad.status == "rejected"
-    assert bad.errors == [{"field": "action", "message": "must be one of: retry, skip, abort"}]
+    assert bad.errors == [{"field": "action", "message": "must be one of: retry, skip, abort, edit"}]
 
     recorder.fail.clear()
     env = make_canal().advance("t", {"action": "retry"})

@@ -74,7 +74,9 @@ def test_a_confirmation_a_failure_a_notification_and_the_end(canal):
     canal.failing.append(True)
     failed = canal.advance("t", {"confirm": True}).to_json()
     assert failed["status"] == "failed"
-    assert failed["next"]["data"] == {"action": 'one of ["retry", "skip", "abort"], required'}
+    assert failed["next"]["data"] == {
+        "action": 'one of ["retry", "skip", "abort", "edit"], required',
+        "step": "string, optional"}
     assert "or" not in failed["next"]  # not a crash: recover would do nothing
     assert failed["errors"][0]["code"] == "tool_error"
     assert failed["errors"][0]["message"] == "file: RuntimeError: queue full"

@@ -98,7 +98,7 @@ def test_a_backend_that_says_ok_but_stored_something_else_is_caught(canal, backe
     assert error["tool"] == "get" and error["step"] == "reserve"
     assert error["errors"] == [{"path": "quantity", "expected": 10, "actual": 5}]
     assert "quantity is 5, expected 10" in error["message"]
-    assert env.step.gate["action"]["enum"] == ["recheck", "retry", "skip", "abort"]
+    assert env.step.gate["action"]["enum"] == ["recheck", "retry", "skip", "abort", "edit"]
     assert canal.values("t")["result"]["reserve"] == {"id": "1", "status": "ok"}
     assert called(backend) == ["reserve", "get"]
     # Another session sees the same failure and the same choices.
