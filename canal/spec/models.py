@@ -32,7 +32,8 @@ class FieldSpec(_Frozen):
 
     ``min``/``max`` bound a number's value, a string's length or an array's item count.
     ``pattern`` is a regular expression searched in a string (JSON Schema semantics: anchor
-    it with ``^...$`` to match the whole value).
+    it with ``^...$`` to match the whole value). A required string that is empty or only
+    whitespace counts as missing unless ``allow_empty`` (strings only) says it is an answer.
     """
 
     type: FieldType = "string"
@@ -44,6 +45,7 @@ class FieldSpec(_Frozen):
     min: int | float | None = None
     max: int | float | None = None
     sensitive: bool = False
+    allow_empty: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -67,6 +69,8 @@ class FieldSpec(_Frozen):
                 data[key] = list(value) if key == "enum" else value
         if self.sensitive:
             data["sensitive"] = True
+        if self.allow_empty:
+            data["allow_empty"] = True
         return data
 
 
