@@ -11,6 +11,7 @@ from langgraph.types import Command
 
 from canal import Canal, PythonTools
 from canal.errors import UsageError
+from canal.jsontypes import Checked
 from tests.conftest import TOOLS_MODULE, project_steps, write_workflow
 
 BIG = 2**70
@@ -124,6 +125,7 @@ def test_tool_results_are_made_storable_whatever_the_client(workflows, tmp_path)
         def safe_to_repeat(self, tool): return False
         def destructive(self, tool): return False
         def server_of(self, tool): return None
+        def check_arguments(self, tool, arguments): return Checked(data=dict(arguments))
         def close(self): pass
 
     home = tmp_path / ".canal"

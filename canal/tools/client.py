@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from canal.errors import ToolError
-from canal.jsontypes import INT64_MAX, INT64_MIN
+from canal.jsontypes import INT64_MAX, INT64_MIN, Checked
 
 
 @runtime_checkable
@@ -45,6 +45,13 @@ class ToolClient(Protocol):
     def server_of(self, tool: str) -> str | None:
         """The MCP server that serves ``tool`` (None when it is not on a server): a workflow
         that lists ``servers`` refuses tools served elsewhere."""
+        ...
+
+    def check_arguments(self, tool: str, arguments: dict[str, Any]) -> Checked:
+        """``arguments`` checked against what ``tool`` declares (types, required fields,
+        enums), as ``canal call`` checks them, from what is known without starting
+        anything: a workflow sends nothing when the check fails. A tool with nothing to
+        check against (unknown, or declaring no fields) passes."""
         ...
 
     def close(self) -> None:
@@ -93,6 +100,9 @@ class Delegating:
 
     def server_of(self, tool: str) -> str | None:
         return self.inner.server_of(tool)
+
+    def check_arguments(self, tool: str, arguments: dict[str, Any]) -> Checked:
+        return self.inner.check_arguments(tool, arguments)
 
     def close(self) -> None:
         self.inner.close()
@@ -162,6 +172,12 @@ class PythonTools:
     def server_of(self, tool: str) -> str | None:
         """Python tools run in this process, on no server."""
         return None
+
+    def check_arguments(self, tool: str, arguments: dict[str, Any]) -> Checked:
+        """Python tools declare no input schema, so any arguments pass: a keyword the
+        function does not take fails the call itself (a ``TypeError``, so a ToolError)
+        before the function's body runs."""
+        return Checked(data=dict(arguments))
 
     def close(self) -> None:
         """Nothing to release: the callables live in this process."""
