@@ -26,6 +26,13 @@ class Checked:
         return not self.missing and not self.errors
 
 
+def blank(value: Any) -> bool:
+    """Whether a required value counts as missing: absent, ``null``, or text that is empty
+    or only whitespace (an empty name is no name; a gate field opts out with
+    ``allow_empty``)."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
 def json_type(value: Any) -> str:
     """``string``, ``integer``, ``number``, ``boolean``, ``array``, ``object`` or ``null``
     (a Python type name for anything JSON cannot hold)."""

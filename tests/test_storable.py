@@ -124,7 +124,7 @@ def test_tool_results_are_made_storable_whatever_the_client(workflows, tmp_path)
         def safe_to_repeat(self, tool): return False
         def destructive(self, tool): return False
         def server_of(self, tool): return None
-        def close(self): pass
+        def close(self): pass  # no check_arguments or read_only: both are optional
 
     home = tmp_path / ".canal"
     with Canal(workflows=workflows, home=home, tools=Odd()) as canal:

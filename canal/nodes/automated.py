@@ -17,6 +17,12 @@ When the node runs again for the same key (the process died somewhere in between
   (``readOnlyHint``/``idempotentHint``, or ``automation.idempotent: true``) or a person
   answered ``retry``; otherwise the step fails with kind ``in_flight``.
 
+Before anything else, the resolved arguments (the idempotency key included) are checked
+against the tool's schema and rules (``ToolClient.check_arguments``, the check ``canal call``
+makes): arguments that do not fit fail the step with kind ``invalid_arguments`` and
+per-argument ``errors``, with nothing journaled, no server started and nothing sent: a
+value a gate let through (it lacked the tool's enum) but the tool refuses never reaches it.
+
 Each call sent streams a ``started`` and a ``finished`` tool event (``canal.nodes.events``).
 
 Transient failures (connection, timeout) are retried with backoff up to ``retry.attempts``,
@@ -38,13 +44,14 @@ from canal.failpoints import failpoint
 from canal.nodes.base import call_node, entry, recovery_node, verify_node
 from canal.nodes.deps import Deps, thread_id
 from canal.nodes.events import ToolEvents
-from canal.nodes.failure import STOPPED, Failure, FailureKind
+from canal.nodes.failure import STOPPED, Failure, FailureKind, argument_errors, invalid_arguments
 from canal.nodes.keys import call_key, safe_to_repeat
 from canal.nodes.lookup import run_lookup
 from canal.nodes.moves import go_on
 from canal.nodes.sensitive import TextSealer
 from canal.spec.models import RetrySpec, StepSpec, WorkflowSpec
 from canal.spec.templates import resolve
+from canal.tools.client import argument_check
 
 
 def _digest(arguments: Any, sealer: TextSealer) -> str:
@@ -84,6 +91,11 @@ def automated(spec: WorkflowSpec, step: StepSpec, deps: Deps) -> Callable[..., C
                                  error=exc.message)])
         if automation.idempotency_key:
             arguments[automation.idempotency_key] = shown[automation.idempotency_key] = key
+        refused = refusal(tool, arguments, deps)
+        if refused is not None:
+            failure = Failure("invalid_arguments", step.id, tool, key, *refused)
+            return failed(failure, [entry("tool", step.id, **base, arguments=shown, ok=False,
+                                          error=failure.message, errors=list(refused[1]))])
         approved = (state.get("approved") or {}).get(step.id) == key
         outcome, record = journaled(Call.of(step), deps, thread, key, arguments, approved)
         log = [entry("tool", step.id, **base, arguments=shown, **record, **outcome)]
@@ -100,6 +112,17 @@ def automated(spec: WorkflowSpec, step: StepSpec, deps: Deps) -> Callable[..., C
 
     node.__name__ = f"automated_{step.id}"
     return node
+
+
+def refusal(tool: str, arguments: Any,
+            deps: Deps) -> tuple[str, tuple[dict[str, str], ...]] | None:
+    """Why ``arguments`` may not be sent to ``tool`` (the message and the per-argument
+    errors), or None when they fit its schema; reads the tool cache only."""
+    check = argument_check(deps.tools)(tool, arguments)
+    if check.accepted:
+        return None
+    errors = argument_errors(check)
+    return invalid_arguments(tool, errors), tuple(errors)
 
 
 @dataclass(frozen=True)

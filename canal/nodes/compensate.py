@@ -5,6 +5,7 @@ one call, whose mapping may use the step's own result. Calls go through the call
 like any other (key ``<thread>:compensate:<step>``), so a compensation interrupted by a
 crash is finished by ``canal recover`` without being sent twice unless that is safe. Each
 outcome is logged; a failed compensation is reported with the aborted run, never hidden.
+Arguments that do not fit the tool's schema fail that compensation without sending it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from langgraph.graph import END
 from langgraph.types import Command
 
 from canal.errors import TemplateError
-from canal.nodes.automated import Call, arguments_of, journaled
+from canal.nodes.automated import Call, arguments_of, journaled, refusal
 from canal.nodes.base import entry
 from canal.nodes.deps import Deps, thread_id
 from canal.spec.models import WorkflowSpec
@@ -39,7 +40,12 @@ def compensate(spec: WorkflowSpec, deps: Deps) -> Callable[[dict[str, Any]], Com
             except TemplateError as exc:
                 outcome, how = {"ok": False, "error": exc.message}, {}
             else:
-                outcome, how = journaled(call, deps, thread, key, arguments)
+                refused = refusal(call.tool, arguments, deps)
+                if refused is not None:
+                    outcome, how = {"ok": False, "error": refused[0],
+                                    "errors": list(refused[1])}, {}
+                else:
+                    outcome, how = journaled(call, deps, thread, key, arguments)
             log.append(entry("compensate", step.id, tool=call.tool, key=key,
                              arguments=shown, **how, **outcome))
         deps.tools.close()

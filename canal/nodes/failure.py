@@ -11,12 +11,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-FailureKind = Literal["tool_error", "in_flight", "declined", "template", "postcondition"]
+from canal.jsontypes import Checked
+
+FailureKind = Literal["tool_error", "in_flight", "declined", "template", "postcondition",
+                      "invalid_arguments"]
 
 MESSAGES: dict[str, str] = {
     "tool_error": "{detail}",
     "template": "{detail}",
     "postcondition": "{detail}",
+    "invalid_arguments": "{detail}",
     "in_flight": ("the call may or may not have happened (the process stopped during it); "
                   "retry, skip or abort"),
     "declined": "the call was not confirmed",
@@ -43,11 +47,28 @@ STOPPED: dict[str, str] = {
 CODES: dict[str, str] = {"postcondition": "postcondition_failed"}
 
 
+def argument_errors(check: Checked) -> list[dict[str, str]]:
+    """A failed argument check as per-argument errors, ``{"field", "message"}``: missing
+    required arguments first."""
+    return [{"field": name, "message": "required, but missing or empty"}
+            for name in check.missing] + list(check.errors)
+
+
+def invalid_arguments(tool: str, errors: list[dict[str, str]]) -> str:
+    """The message of arguments that do not fit ``tool``'s schema (``errors``, from
+    ``argument_errors``): which arguments, and that the tool was not called."""
+    listed = "; ".join(f"{e['field'] or 'the arguments'}: {e['message']}" for e in errors)
+    return (f"the arguments for {tool} do not fit its input schema, so nothing was sent "
+            f"({listed})")
+
+
 @dataclass(frozen=True)
 class Failure:
     """Why the automated step ``step`` stopped short on the call with ``key``; a
     ``postcondition`` failure lists its mismatches in ``errors`` (``{"path", "expected",
-    "actual"}``) and names the read-back tool in ``tool``."""
+    "actual"}``) and names the read-back tool in ``tool``; an ``invalid_arguments`` one
+    lists the arguments that do not fit the tool's schema (``{"field", "message"}``, as a
+    gate rejection does) and sent nothing."""
 
     kind: FailureKind
     step: str
@@ -68,7 +89,7 @@ class Failure:
         """The JSON-plain form kept in the run's state (and shown in ``errors``)."""
         state: dict[str, Any] = {"step": self.step, "tool": self.tool, "error": self.message,
                                  "key": self.key, "kind": self.kind}
-        if self.kind == "postcondition":
+        if self.kind in ("postcondition", "invalid_arguments"):
             state |= {"code": self.code, "errors": list(self.errors)}
         return state
 

@@ -3,10 +3,12 @@
 Rules, in order (DESIGN.md §3): the submission must be a JSON object; undeclared fields
 are dropped and reported; a value no checkpointer can hold (``jsontypes.unstorable``) is an
 error, dropped or not; ``null`` counts as absent; required fields that are absent are
-listed as missing; present fields are checked for type, enum, pattern (a search bounded in
-time, ``canal.spec.patterns``) and bounds; optional absent fields with a default receive
-it. Any missing field or error rejects the whole submission, and a rejection never reaches
-the graph.
+listed as missing, and so is a required string that is empty or only whitespace (an agent
+that sends ``""`` has not collected the value) unless the field says ``allow_empty``;
+present fields are checked for type, enum, pattern (a search bounded in time,
+``canal.spec.patterns``) and bounds; optional absent fields with a default receive it. Any
+missing field or error rejects the whole submission, and a rejection never reaches the
+graph.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from canal.jsontypes import Checked, fits, json_type, unstorable_error
+from canal.jsontypes import Checked, blank, fits, json_type, unstorable_error
 from canal.spec.models import FieldSpec
 from canal.spec.patterns import PATTERN_SECONDS, PatternTimeout, pattern_found
 
@@ -68,6 +70,9 @@ def check_gate(schema: Mapping[str, FieldSpec], submitted: Any) -> Checked:
                 check.errors.append(error)
     for name, spec in schema.items():
         value = submitted.get(name)
+        if spec.required and not spec.allow_empty and spec.type == "string" and blank(value):
+            check.missing.append(name)
+            continue
         if value is None:
             if spec.required:
                 check.missing.append(name)

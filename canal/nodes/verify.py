@@ -6,7 +6,9 @@ like any, the step's own result included) and compares each ``expect`` path of w
 returns with the expected value, with JSON types (``canal.spec.conditions``). All pass: the
 run goes on. Any mismatch, a failed read-back call or a read-back tool marked destructive
 parks the run as failed, code ``postcondition_failed``, with ``errors: [{"path",
-"expected", "actual"}]`` and the action gate ``recheck | retry | skip | abort``.
+"expected", "actual"}]`` and the action gate ``recheck | retry | skip | abort``. So do
+read-back arguments that do not fit the tool's schema (checked as a call's are; nothing is
+sent).
 
 The read-back goes through the call journal like any call, under the key
 ``<call key>:verify:<n>`` where ``n`` counts the rechecks, and it is safe to repeat by
@@ -24,7 +26,7 @@ from langgraph.types import Command
 
 from canal.errors import TemplateError
 from canal.failpoints import failpoint
-from canal.nodes.automated import Call, arguments_of, failed, journaled
+from canal.nodes.automated import Call, arguments_of, failed, journaled, refusal
 from canal.nodes.base import entry
 from canal.nodes.deps import Deps, thread_id
 from canal.nodes.failure import Failure
@@ -67,6 +69,9 @@ def verification(spec: WorkflowSpec, step: StepSpec,
             arguments, shown = arguments_of(verify.input_mapping, state, deps)
         except TemplateError as exc:
             return fail(f"the read-back's arguments do not resolve: {exc.message}")
+        refused = refusal(verify.tool, arguments, deps)
+        if refused is not None:  # checked like a call's; recheck after fixing the rules
+            return fail(f"the read-back was not made: {refused[0]}", arguments=shown)
         call = Call(step.id, verify.tool, idempotent=True, retry=step.retry,
                     timeout=step.timeout, verify=True)
         outcome, record = journaled(call, deps, thread, key, arguments)

@@ -47,7 +47,7 @@ from canal.spec.loader import (
 from canal.spec.models import FieldSpec, WorkflowSpec
 from canal.spec.validate import load_files, load_workflow
 from canal.tools.cache import ToolCache
-from canal.tools.client import PythonTools, StorableResults, ToolClient
+from canal.tools.client import PythonTools, StorableResults, ToolClient, argument_check
 from canal.tools.routed import RoutedTools
 
 if TYPE_CHECKING:
@@ -191,16 +191,19 @@ class Canal:
         """A report per workflow (default: every one, and every folder that leads outside the
         workflows folder, which is refused): ``{"workflow", "valid", "problems",
         "warnings"}``. What the tool cache knows is checked too: a ``verify`` tool must not
-        be marked destructive."""
+        be marked destructive, and a gate field that feeds a tool argument should enforce
+        its enum and type (a warning, ``canal.spec.tool_checks``)."""
         from canal.spec import check_workflow
         from canal.spec.loader import refused_workflows
         from canal.spec.phases import read_back_problems
+        from canal.spec.tool_checks import tool_problems
 
         reports = []
         for name in names or self.workflows():
             spec, found = check_workflow(workflow_dir(self.settings.workflows, name))
             if spec is not None:
                 found += read_back_problems(spec, self.tools.destructive)
+                found += tool_problems(spec, self.tool_commands.input_schema)
             problems = [p for p in found if not p.warning]
             reports.append({"workflow": name, "valid": not problems, "problems": problems,
                             "warnings": [p for p in found if p.warning]})
@@ -403,7 +406,7 @@ class Canal:
         if rejected is not None:
             return rejected.to_json()
         document = plan_of(thread_id, spec, values, gate, check.data, self.sealer,
-                           self.tool_commands.hints)
+                           self.tool_commands.hints, argument_check(self.tools))
         document["dropped"] = check.dropped
         document["next"] = {"command": "advance", "thread_id": thread_id,
                             "step": values["cursor"],

@@ -38,6 +38,10 @@ yet (``Pending``). Each automated step gives one item::
   one the cache does not know).
 * ``error``: the mapping does not resolve; ``advance`` would park the step as failed, so
   the walk ends there (``stops_at`` is that step).
+* ``errors``: the arguments, known in full, do not fit the tool's schema
+  (``ToolClient.check_arguments``, ``[{"field", "message"}]``); ``advance`` would park the
+  step as failed (``invalid_arguments``) without calling it, so the walk ends there too.
+  Arguments that wait for a result not produced yet are not judged.
 
 The walk ends at the first interactive or notification step whose condition is not false
 (``stops_at``), or at the end of the workflow (``stops_at`` null). The plan assumes every
@@ -56,7 +60,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from canal.errors import TemplateError
-from canal.nodes.failure import Failure
+from canal.jsontypes import Checked
+from canal.nodes.failure import Failure, argument_errors
 from canal.nodes.keys import call_key
 from canal.nodes.lookup import SKIPPED_BY_ACTION, SKIPPED_BY_CONDITION, run_lookup
 from canal.nodes.rewind import source_step
@@ -67,14 +72,15 @@ from canal.spec.models import FieldSpec, StepSpec, WorkflowSpec
 from canal.spec.templates import Lookup, Pending, pending_as_text, resolve
 
 Hints = Callable[[str], dict[str, Any]]  # tool -> its MCP annotations ({} when none)
+Check = Callable[[str, dict[str, Any]], Checked]  # tool, arguments -> the argument check
 
 
 def plan_of(thread_id: str, spec: WorkflowSpec, values: Mapping[str, Any],
             gate: Mapping[str, FieldSpec], data: Mapping[str, Any], sealer: TextSealer,
-            hints: Hints) -> dict[str, Any]:
+            hints: Hints, check: Check) -> dict[str, Any]:
     """The plan of the next ``advance`` of a running run whose latest state is ``values``,
     given ``data`` that passed ``gate`` (the step's gate now), as the JSON document."""
-    run = DryRun(spec, thread_id, _copy(values), sealer, hints)
+    run = DryRun(spec, thread_id, _copy(values), sealer, hints, check)
     stops_at = run.answer(gate, data)
     document = {"status": "ok", "thread_id": thread_id, "workflow": spec.name,
                 "step": values["cursor"], "plan": run.items, "stops_at": stops_at}
@@ -99,6 +105,7 @@ class DryRun:
     values: dict[str, Any]
     sealer: TextSealer
     hints: Hints
+    check: Check
     pending: set[str] = field(default_factory=set)
     items: list[dict[str, Any]] = field(default_factory=list)
 
@@ -162,7 +169,8 @@ class DryRun:
         its arguments do not resolve)."""
         item = self.item(step, decision)
         self.items.append(item)
-        if item["confirm"] or "error" in item or "error" in item.get("verify", {}):
+        if (item["confirm"] or "error" in item or "errors" in item
+                or "error" in item.get("verify", {})):
             return True
         self.pending.add(step.id)
         return False
@@ -174,9 +182,13 @@ class DryRun:
         item = self.entry(step.id, automation.tool, automation.input_mapping, decision,
                           asks_confirmation(self.values, step.id))
         arguments = item["arguments"]
+        key = call_key(self.thread_id, step.id, self.values["attempts"].get(step.id, 0))
         if automation.idempotency_key and isinstance(arguments, dict):
-            attempt = self.values["attempts"].get(step.id, 0)
-            arguments[automation.idempotency_key] = call_key(self.thread_id, step.id, attempt)
+            arguments[automation.idempotency_key] = key
+        if decision is not False and "error" not in item:
+            errors = self.violations(step, key)
+            if errors:
+                item["errors"] = errors
         if step.verify is not None:
             read_back: dict[str, Any] = {"tool": step.verify.tool}
             try:  # the step's own result is not known before its call
@@ -200,6 +212,32 @@ class DryRun:
             else:
                 item["error"] = exc.message
         return item
+
+    def violations(self, step: StepSpec, key: str) -> list[dict[str, str]]:
+        """Why ``advance`` would refuse to send ``step``'s call (``invalid_arguments``):
+        its arguments as the call gets them (sealed values opened, the idempotency key
+        added) checked against the tool's schema; none while an argument waits for a
+        result not produced yet."""
+        automation = step.automation
+        assert automation is not None
+        known, waiting = self.lookup(self.sealer), []
+
+        def lookup(ref: Any) -> Any:
+            value = known(ref)
+            if isinstance(value, Pending):
+                waiting.append(ref)
+            return value
+
+        try:
+            arguments = resolve(automation.input_mapping, lookup)
+        except TemplateError:
+            return []
+        if waiting or not isinstance(arguments, dict):
+            return []
+        if automation.idempotency_key:
+            arguments[automation.idempotency_key] = key
+        check = self.check(automation.tool, arguments)
+        return [] if check.accepted else argument_errors(check)
 
     def compensations(self) -> None:
         """The compensation calls an abort makes (``canal.nodes.compensate``): each

@@ -50,6 +50,20 @@ class ToolCommands:
         except NotFound:
             return {}
 
+    def input_schema(self, tool: str) -> dict[str, Any] | None:
+        """The input schema workflow calls of ``tool`` are checked against (its rules'
+        ENUMs merged in), from the tool cache: None for a Python tool or one the cache does
+        not know. Reads files only; never starts a server."""
+        from canal.tools.meta import checked_schema, rules_of
+
+        if tool in self.settings.python_tools:
+            return None
+        try:
+            meta = self.tool_cache.get(tool)
+        except NotFound:
+            return None
+        return checked_schema(meta, rules_of(self.tool_cache.rules_text(meta.name)))
+
     def meta(self, tool: str, required_only: bool = False) -> dict[str, Any]:
         """One tool's fields after its rules, with notes and annotations."""
         from canal.tools.meta import describe, rules_of

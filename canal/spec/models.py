@@ -33,7 +33,9 @@ class FieldSpec(_Frozen):
     ``min``/``max`` bound a number's value, a string's length or an array's item count.
     ``pattern`` is a regular expression searched in a string (JSON Schema semantics: anchor
     it with ``^...$`` to match the whole value). ``example`` is a value that passes the
-    field, shown to agents and quoted when a value does not match the pattern.
+    field, shown to agents and quoted when a value does not match the pattern. A required
+    string that is empty or only whitespace counts as missing unless ``allow_empty``
+    (strings only) says it is an answer.
     """
 
     type: FieldType = "string"
@@ -46,6 +48,7 @@ class FieldSpec(_Frozen):
     min: int | float | None = None
     max: int | float | None = None
     sensitive: bool = False
+    allow_empty: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -71,6 +74,8 @@ class FieldSpec(_Frozen):
                 data[key] = list(value) if key == "enum" else value
         if self.sensitive:
             data["sensitive"] = True
+        if self.allow_empty:
+            data["allow_empty"] = True
         return data
 
 

@@ -158,6 +158,9 @@ def _check_field(step: StepSpec, name: str, field: FieldSpec) -> list[Problem]:
         if error is not None:
             out.append(Problem(step.path, f"not a regular expression: {error}",
                                key=f"{key}.pattern", text=field.pattern))
+    if field.allow_empty and field.type != "string":
+        out.append(Problem(step.path, "allow_empty applies to strings only (only text can be "
+                                      "empty)", key=f"{key}.allow_empty"))
     if field.min is not None and field.max is not None and field.min > field.max:
         out.append(Problem(step.path, "min is greater than max", key=f"{key}.min"))
     if (field.min is not None or field.max is not None) and field.type in ("boolean", "object"):

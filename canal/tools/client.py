@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from canal.errors import ToolError
-from canal.jsontypes import INT64_MAX, INT64_MIN
+from canal.jsontypes import INT64_MAX, INT64_MIN, Checked
 
 
 @runtime_checkable
@@ -50,6 +50,14 @@ class ToolClient(Protocol):
     def close(self) -> None:
         """Release whatever the calls since the last close opened."""
         ...
+
+
+def argument_check(tools: ToolClient) -> Callable[[str, dict[str, Any]], Checked]:
+    """``tools.check_arguments`` when the client has one (canal's own do); else a check that
+    passes everything, as for a tool that declares nothing."""
+    found = getattr(tools, "check_arguments", None)
+    return found if found is not None else lambda _tool, arguments: Checked(
+        data=dict(arguments))
 
 
 def json_plain(value: Any, tool: str) -> Any:
@@ -98,6 +106,14 @@ class Delegating:
         """Whether ``tool`` only reads (an optional method of a client; none: it does not)."""
         inner = getattr(self.inner, "read_only", None)
         return bool(inner(tool)) if inner is not None else False
+
+    def check_arguments(self, tool: str, arguments: dict[str, Any]) -> Checked:
+        """``arguments`` checked against what ``tool`` declares (types, required fields,
+        enums), as ``canal call`` checks them, from what is known without starting
+        anything: a workflow sends nothing when the check fails. An optional method of a
+        client, like ``read_only``: a client without one checks nothing, so a ``ToolClient``
+        written before it still works."""
+        return argument_check(self.inner)(tool, arguments)
 
     def close(self) -> None:
         self.inner.close()
@@ -171,6 +187,12 @@ class PythonTools:
     def server_of(self, tool: str) -> str | None:
         """Python tools run in this process, on no server."""
         return None
+
+    def check_arguments(self, tool: str, arguments: dict[str, Any]) -> Checked:
+        """Python tools declare no input schema, so any arguments pass: a keyword the
+        function does not take fails the call itself (a ``TypeError``, so a ToolError)
+        before the function's body runs."""
+        return Checked(data=dict(arguments))
 
     def close(self) -> None:
         """Nothing to release: the callables live in this process."""

@@ -4,6 +4,8 @@ Rules are applied here: ``IGNORE`` hides a field and drops it from arguments (a 
 field is never hidden), ``ENUM`` lists the allowed values, ``NOTE`` lines travel with the
 metadata. Arguments are checked before anything is sent: missing required fields, fields
 the tool does not declare or that are ignored (dropped and reported), JSON types, enums.
+A required string that is empty or only whitespace counts as missing, as in gate checks.
+The same check runs before every call a workflow makes (``ToolClient.check_arguments``).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from canal.jsontypes import Checked, fits, json_type, unstorable_error
+from canal.jsontypes import Checked, blank, fits, json_type, unstorable_error
 from canal.tools.cache import ToolMeta
 from canal.tools.rules import RuleSet, enum_values, parse_rules
 
@@ -126,5 +128,23 @@ def check_arguments(meta: ToolMeta, rules: RuleSet, arguments: Any) -> Checked:
             check.errors.append({"field": name, "message": f"must be one of: {shown}"})
         else:
             check.data[name] = value
-    check.missing = [n for n in props if n in required and arguments.get(n) is None]
+    check.missing = [n for n in props if n in required and blank(arguments.get(n))]
     return check
+
+
+def checked_schema(meta: ToolMeta, rules: RuleSet) -> dict[str, Any]:
+    """The tool's input schema as ``check_arguments`` enforces it: each visible field's
+    type and allowed values, the rules' ENUMs in place of the schema's (an array's enum
+    constrains its items)."""
+    fields = tool_fields(meta, rules)
+    props: dict[str, Any] = {}
+    for spec in fields:
+        prop: dict[str, Any] = {"type": spec["type"]} if spec["type"] else {}
+        if "enum" in spec:
+            if spec["type"] == "array":
+                prop["items"] = {"enum": spec["enum"]}
+            else:
+                prop["enum"] = spec["enum"]
+        props[spec["name"]] = prop
+    return {"type": "object", "properties": props,
+            "required": [f["name"] for f in fields if f["required"]]}

@@ -1,9 +1,10 @@
 """The ``ToolClient`` a ``Canal`` uses by default: Python tools named in ``canal.yaml`` first,
 then MCP tools from the tool cache, each server connected only when one of its tools runs.
 
-Arguments reach a tool exactly as the step's ``input_mapping`` resolves them: rules
-(``IGNORE``/``ENUM``) shape what an agent sees and sends through ``canal call``, not what a
-workflow author wrote.
+Arguments reach a tool exactly as the step's ``input_mapping`` resolves them (an ``IGNORE``
+rule hides a field from agents, it does not drop what a workflow author wrote); before that
+they are checked against the tool's schema and its rules' ENUMs (``check_arguments``), as
+``canal call`` checks them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from canal.errors import ConfigError, NotFound, ToolError
+from canal.jsontypes import Checked
 from canal.tools.cache import ToolCache
 from canal.tools.client import Delegating, PythonTools, ToolClient
 
@@ -92,6 +94,20 @@ class RoutedTools:
             return self.cache.get(tool).annotations.get("readOnlyHint") is True
         except NotFound:
             return False
+
+    def check_arguments(self, tool: str, arguments: dict[str, Any]) -> Checked:
+        """The check ``canal call`` makes (``canal.tools.meta.check_arguments``), from the
+        tool cache: no server is started. A tool the cache does not know is not checked
+        (its call fails as it always did)."""
+        if tool in self.python:
+            return self.python.check_arguments(tool, arguments)
+        from canal.tools.meta import check_arguments, rules_of
+
+        try:
+            meta = self.cache.get(tool)
+        except NotFound:
+            return Checked(data=dict(arguments))
+        return check_arguments(meta, rules_of(self.cache.rules_text(meta.name)), arguments)
 
     def close(self) -> None:
         if self._mcp is not None:

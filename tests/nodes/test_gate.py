@@ -79,13 +79,35 @@ def test_defaults_fill_only_absent_optional_fields() -> None:
 
 
 def test_falsy_values_are_not_absent() -> None:
-    schema = {"s": FieldSpec(type="string", required=True),
+    # an empty string is an answer only where the field says so (see the blank tests below)
+    schema = {"s": FieldSpec(type="string", required=True, allow_empty=True),
               "n": FieldSpec(type="integer", required=True),
               "b": FieldSpec(type="boolean", required=True, default=None),
               "o": FieldSpec(type="object", required=True)}
     check = check_gate(schema, {"s": "", "n": 0, "b": False, "o": {}})
     assert check.accepted
     assert check.data == {"s": "", "n": 0, "b": False, "o": {}}
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\t\n"])
+def test_a_required_string_that_is_empty_or_blank_is_missing(text: str) -> None:
+    check = check_gate(SCHEMA, {**GOOD, "project_name": text})
+    assert not check.accepted
+    assert check.missing == ["project_name"] and check.errors == []
+    assert "project_name" not in check.data
+
+
+@pytest.mark.parametrize("text", ["", "   "])
+def test_allow_empty_takes_an_empty_or_blank_string_as_an_answer(text: str) -> None:
+    schema = {**SCHEMA, "project_name": FieldSpec(type="string", required=True,
+                                                  allow_empty=True)}
+    check = check_gate(schema, {**GOOD, "project_name": text})
+    assert check.accepted and check.data["project_name"] == text
+
+
+def test_an_optional_empty_string_is_still_a_value() -> None:
+    check = check_gate(SCHEMA, {**GOOD, "note": ""})
+    assert check.accepted and check.data["note"] == ""
 
 
 def test_undeclared_fields_are_dropped_and_reported_but_the_rest_is_accepted() -> None:

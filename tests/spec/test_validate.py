@@ -296,6 +296,8 @@ def test_unknown_step_type(workflows: Path) -> None:
     ({"type": "integer", "min": 5, "max": 1}, "min", None, "min is greater than max"),
     ({"type": "integer", "pattern": "^1"}, "pattern", None, "pattern applies to strings only"),
     ({"type": "boolean", "max": 1}, None, None, "min/max do not apply to boolean"),
+    ({"type": "integer", "required": True, "allow_empty": True}, "allow_empty", None,
+     "allow_empty applies to strings only (only text can be empty)"),
 ])
 def test_field_problems(workflows: Path, field: dict, key: str | None, text: str | None,
                         message: str) -> None:
@@ -331,6 +333,11 @@ def test_an_example_is_not_checked_against_a_pattern_that_does_not_compile(
     found = problems_of(workflows, {"01-ask.md": ask(
         f={"type": "string", "pattern": "[a-z", "example": "x"})})
     assert [p.key for p in found] == ["gate.schema.f.pattern"]
+
+
+def test_allow_empty_on_a_string_is_valid(workflows: Path) -> None:
+    steps = {"01-ask.md": ask(note={"type": "string", "required": True, "allow_empty": True})}
+    assert problems_of(workflows, steps) == []
 
 
 def test_pattern_that_does_not_compile(workflows: Path) -> None:

@@ -57,6 +57,13 @@ def test_arguments_are_checked_before_anything_is_sent(canal, toolbox):
         {"field": "", "message": "expected a JSON object, got array"}]
 
 
+@pytest.mark.parametrize("name", ["", "  \t"])
+def test_a_required_string_that_is_empty_or_blank_is_missing(canal, toolbox, name):
+    out = canal.call("create", {"name": name, "mode": 1})
+    assert out["status"] == "rejected" and out["missing"] == ["name"]
+    assert toolbox.calls("alpha") == []
+
+
 def test_a_valid_call_sends_only_what_is_declared(canal, toolbox):
     out = canal.call("create", {"name": "n", "mode": 1, "id": 9})
     assert out["status"] == "ok" and out["dropped"] == ["id"]
