@@ -55,6 +55,7 @@ EXAMPLES: dict[str, str] = {
     "history": "canal history create-permission-set-3f2a --pretty",
     "prune": "canal prune --older-than 30d",
     "recover": "canal recover create-permission-set-3f2a",
+    "show": "canal show create-permission-set",
     "rewind": "canal rewind create-permission-set-3f2a collect-project-info",
     "migrate": "canal migrate create-permission-set-3f2a",
     "graph": "canal graph create-permission-set",

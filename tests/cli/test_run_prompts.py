@@ -35,7 +35,7 @@ def test_a_person_reads_the_message_an_agent_gets(cli, project):
     thread = cli("start", "create-project").json["thread_id"]
     agent = cli("advance", thread, "--gate-data", json.dumps(
         {"project_name": "billing", "host": "Not A Domain"}))
-    assert agent.json["errors"] == [{"field": "host", "message": HOST_ERROR}]
+    assert agent.json["errors"] == [{"code": "invalid", "message": HOST_ERROR, "field": "host"}]
     person = cli("run", "create-project", stdin=lines("billing", "Not A Domain", "", "",
                                                       "billing.example.com", ""))
     assert f"  ! host: {HOST_ERROR}\n" in person.stderr

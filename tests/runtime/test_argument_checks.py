@@ -62,10 +62,10 @@ def workflow(root: Path, steps: dict[str, Any], name: str = "ticket") -> None:
 def refused(env: Any) -> dict[str, Any]:
     """The failure of a run parked because its arguments did not fit (asserted so)."""
     assert env.status == "failed" and env.step.id == "create"
-    assert env.step.gate["action"]["enum"] == ["retry", "skip", "abort"]
+    assert env.step.gate["action"]["enum"] == ["retry", "skip", "abort", "edit"]
     error = env.errors[0]
     assert error["kind"] == "invalid_arguments" and error["code"] == "invalid_arguments"
-    assert error["tool"] == "create_ticket" and "nothing was sent" in error["error"]
+    assert error["tool"] == "create_ticket" and "nothing was sent" in error["message"]
     return error
 
 
@@ -77,7 +77,7 @@ def test_a_value_outside_the_tools_enum_is_never_sent(tmp_path, desk):
         env = canal.advance("t", {"title": "printer on fire", "priority": 7})
         error = refused(env)
         assert error["errors"] == [ENUM_ERROR]
-        assert "priority: must be one of: 0, 1, 2, 3" in error["error"]
+        assert "priority: must be one of: 0, 1, 2, 3" in error["message"]
         assert canal.store.call_record("t", "t:create:0") is None  # nothing journaled
     assert desk.calls("desk") == [] and desk.starts("desk") == starts
 
@@ -175,9 +175,9 @@ def test_a_read_back_and_a_compensation_that_do_not_fit_are_not_sent(tmp_path, d
         canal.start("ticket", thread_id="t")
         env = canal.advance("t", {"title": "t", "priority": 1})
         assert env.status == "failed" and env.errors[0]["kind"] == "postcondition"
-        assert env.errors[0]["error"].startswith(
+        assert env.errors[0]["message"].startswith(
             "the read-back was not made: the arguments for get_ticket do not fit")
-        assert "id: expected integer, got string" in env.errors[0]["error"]
+        assert "id: expected integer, got string" in env.errors[0]["message"]
         aborted = canal.advance("t", {"action": "abort"})
     assert aborted.status == "aborted"
     undo = [e for e in aborted.executed if e.get("compensation")]
@@ -272,4 +272,4 @@ def test_a_tool_the_cache_does_not_know_is_not_checked(tmp_path, desk):
         canal.start("ticket", thread_id="t")
         env = canal.advance("t", {"title": "t", "priority": 7})
     assert env.status == "failed" and env.errors[0]["kind"] == "tool_error"
-    assert "no tool 'unknown_tool' in the tool cache" in env.errors[0]["error"]
+    assert "no tool 'unknown_tool' in the tool cache" in env.errors[0]["message"]

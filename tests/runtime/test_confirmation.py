@@ -75,7 +75,7 @@ def test_declining_parks_the_run_and_retry_asks_again(workflows, make, platform)
     declined = make().advance("t", {"confirm": False})
     assert declined.status == "failed"
     assert declined.errors[0]["message"] == "the call was not confirmed"
-    assert declined.step.gate.keys() == {"action"}
+    assert declined.step.gate.keys() == {"action", "step"}
     again = make().advance("t", {"action": "retry"})
     assert again.status == "awaiting_input" and again.step.gate.keys() == {"confirm"}
     assert platform.calls("platform") == []

@@ -128,7 +128,7 @@ def test_recheck_is_refused_after_a_failure_that_is_not_a_read_back(canal, backe
     canal.start("reserve", thread_id="t")
     env = canal.advance("t", ORDER)
     assert env.status == "failed" and env.step.gate["action"]["enum"] == ["retry", "skip",
-                                                                          "abort"]
+                                                                          "abort", "edit"]
     refused = canal.advance("t", {"action": "recheck"})
     assert refused.status == "rejected" and called(backend) == ["reserve"]
 

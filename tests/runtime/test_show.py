@@ -209,7 +209,7 @@ def test_an_invalid_workflow_exits_5_with_every_problem(order: Path) -> None:
         "references/02-call.md: automation.input_mapping.x: {{gate.ask.b}}: no such field "
         "(known: a)",
     ]
-    assert "references/03-odd.md" in result.stderr
+    assert result.stderr == ""  # the problems are in the JSON only
     with Canal(workflows=order / "workflows", home=order / ".canal") as canal, \
             pytest.raises(WorkflowInvalid):
         canal.show("broken")
