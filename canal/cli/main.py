@@ -28,7 +28,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from canal.errors import CanalError, UsageError
+from canal.errors import CanalError, Terminated, UsageError
 
 READ_ONLY = ("current", "runs", "index", "meta", "graph", "history")
 EXIT_BY_STATUS = {"rejected": 3, "invalid": 5, "stale": 6, "failed": 7, "partial": 9,
@@ -107,6 +107,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         for problem in getattr(exc, "problems", ()):
             print(f"  {problem}", file=sys.stderr)
         return exc.exit_code
+    except Terminated as stop:  # SIGTERM/SIGHUP while MCP servers ran: they were stopped
+        emit({"status": "error", "error": {"code": "terminated", "message": "terminated by "
+              f"signal {stop.signal}"}}, pretty)
+        return 128 + stop.signal
     except KeyboardInterrupt:
         emit({"status": "error", "error": {"code": "interrupted", "message": "interrupted"}},
              pretty)
