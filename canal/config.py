@@ -40,6 +40,11 @@ class Settings:
     python_tools: Mapping[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
 
+    @property
+    def logs(self) -> Path:
+        """Where stdio MCP servers write their stderr: ``<home>/logs/<server>.log``."""
+        return self.home / "logs"
+
 
 def _file_settings(cwd: Path) -> dict[str, Any]:
     """``canal.yaml``'s settings, every value checked for its type and range here."""

@@ -21,6 +21,10 @@
     ├── ToolError                 a tool call failed                              (exit 7)
     └── TemplateError             a reference could not be resolved               (exit 7)
 
+Outside the tree, ``Terminated`` (a ``KeyboardInterrupt``) stands for SIGTERM or SIGHUP
+arriving while canal holds MCP servers (``canal.tools.signals``): it unwinds the process as
+Ctrl-C does, so the servers are stopped; the CLI exits with 128 + the signal's number.
+
 A ``TemplateError`` is not a ``ToolError``: no tool was called. Inside a run, both become a
 ``canal.nodes.failure.Failure`` (kinds ``template`` and ``tool_error``) that parks the step.
 
@@ -48,6 +52,7 @@ __all__ = [
     "RunNotFound",
     "RunStateError",
     "TemplateError",
+    "Terminated",
     "ThreadTaken",
     "ToolError",
     "ToolNotFound",
@@ -278,3 +283,12 @@ class TemplateError(CanalError):
     code = "template_error"
     exit_code = 7
 
+
+class Terminated(KeyboardInterrupt):
+    """The process got a signal (``signal``, its number) that ends it, while canal held
+    MCP servers: raised in the main thread so that everything unwinds and the servers are
+    stopped, as ``KeyboardInterrupt`` does for Ctrl-C."""
+
+    def __init__(self, signal: int) -> None:
+        super().__init__(signal)
+        self.signal = signal

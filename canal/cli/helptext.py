@@ -18,11 +18,13 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
     (4, "unknown workflow, thread or tool"),
     (5, "invalid workflow definition"),
     (6, "the run cannot take this action: finished run, taken thread id, another process "
-        "is changing it, data for a step it has left (stale), unsafe migration"),
+        "is changing it, data for a step it has left (stale), unsafe migration, a rewind "
+        "past a call that changed something"),
     (7, "a tool failed; the run is parked as failed"),
     (8, "configuration error"),
     (9, "discover: a server could not be listed (the others were synced)"),
     (130, "interrupted (Ctrl-C)"),
+    (143, "terminated (SIGTERM; 129 for SIGHUP); the MCP servers it ran were stopped"),
 )
 
 # The "status" of a JSON document: an envelope's first, then those of other commands.
@@ -30,7 +32,7 @@ STATUSES: tuple[tuple[str, str], ...] = (
     ("awaiting_input", "the run waits at 'step': do it, then advance with its gate's fields"),
     ("rejected", "the data did not pass the gate (see missing, errors); nothing changed"),
     ("failed", "a tool call or its read-back failed; the run waits at that step for an "
-               "action (retry, skip, abort)"),
+               "action (retry, skip, abort, edit; recheck after a read-back)"),
     ("stale", "the data was for a step the run has already left; nothing changed"),
     ("completed", "the run reached its end"),
     ("aborted", "the run was aborted"),

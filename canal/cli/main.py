@@ -15,11 +15,13 @@ Exit codes:
     4  unknown workflow, thread or tool
     5  invalid workflow definition
     6  the run cannot take this action: finished run, taken thread id, another process
-       is changing it, data for a step it has left (stale), unsafe migration
+       is changing it, data for a step it has left (stale), unsafe migration, a rewind
+       past a call that changed something
     7  a tool failed; the run is parked as failed
     8  configuration error
     9  discover: a server could not be listed (the others were synced)
   130  interrupted (Ctrl-C)
+  143  terminated (SIGTERM; 129 for SIGHUP); the MCP servers it ran were stopped
 
 The table lives in ``canal.cli.helptext``, which ``canal --help`` prints too.
 """
@@ -35,7 +37,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from canal.errors import CanalError, UsageError
+from canal.errors import CanalError, Terminated, UsageError
 
 READ_ONLY = ("current", "runs", "index", "meta", "graph", "history", "show")
 EXIT_BY_STATUS = {"rejected": 3, "invalid": 5, "stale": 6, "failed": 7, "partial": 9,
@@ -117,6 +119,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     except CanalError as exc:
         emit(exc.to_json(), pretty)
         return exc.exit_code
+    except Terminated as stop:  # SIGTERM/SIGHUP while MCP servers ran: they were stopped
+        emit({"status": "error", "error": {"code": "terminated", "message": "terminated by "
+              f"signal {stop.signal}"}, "next": {"command": "current", "hint": "read where "
+              "the run stands (current, or runs) before doing anything else"}}, pretty)
+        return 128 + stop.signal
     except KeyboardInterrupt:
         emit({"status": "error", "error": {"code": "interrupted", "message": "interrupted"},
               "next": {"command": "current", "hint": "read where the run stands (current, "

@@ -141,7 +141,7 @@ def _shown(value: Any) -> str:
 
 
 def ask_step(step: dict[str, Any], ask: Ask) -> dict[str, Any]:
-    data = {}
+    data: dict[str, Any] = {}
     for name, field in step["gate"].items():
         if name == "step" and "action" in data and data["action"] != "edit":
             continue  # an action gate's step names where edit goes back to, nothing else

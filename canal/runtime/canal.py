@@ -94,7 +94,8 @@ class Canal:
         # canal's own clients make every result storable (``json_plain``) where it enters;
         # a client passed in is held to the same at its door.
         self.tools: ToolClient = StorableResults(tools) if tools is not None else RoutedTools(
-            PythonTools(self.settings.python_tools), self.tool_cache, self.settings.mcp_config)
+            PythonTools(self.settings.python_tools), self.tool_cache, self.settings.mcp_config,
+            self.settings.logs)
         self.tool_commands = ToolCommands(self.settings, self.tool_cache)
         self.retention = Retention(self)
         self._store: Store | None = None

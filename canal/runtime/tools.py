@@ -23,7 +23,8 @@ class ToolCommands:
         from canal.tools.servers import load_servers
 
         servers = load_servers(self.settings.mcp_config)
-        return discover(servers, self.tool_cache, describe_workflows(self.settings.workflows))
+        return discover(servers, self.tool_cache, describe_workflows(self.settings.workflows),
+                        self.settings.logs)
 
     def index(self, full: bool = False) -> dict[str, Any]:
         """Workflows first, then tools, one short line each (``full``: objects instead, with
@@ -97,7 +98,7 @@ class ToolCommands:
                                "dropped": check.dropped}
         if not check.accepted:
             return {"status": "rejected", **out}
-        connections = McpConnections(load_servers(self.settings.mcp_config))
+        connections = McpConnections(load_servers(self.settings.mcp_config), self.settings.logs)
         try:
             result = connections.call(meta.server, meta.tool, check.data)
         finally:

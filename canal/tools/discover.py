@@ -8,6 +8,7 @@ regenerated; hand-written rule lines survive (see ``canal.tools.rules``).
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from canal.errors import ToolError
@@ -17,13 +18,14 @@ from canal.tools.servers import ServerConfig
 
 
 def discover(servers: dict[str, ServerConfig], cache: ToolCache,
-             workflows: list[tuple[str, str]]) -> dict[str, Any]:
-    """List every server's tools, update the cache, and return the summary document."""
+             workflows: list[tuple[str, str]], logs: Path | None = None) -> dict[str, Any]:
+    """List every server's tools, update the cache, and return the summary document
+    (``logs``: the folder of the stdio servers' stderr logs)."""
     from canal.tools.mcp import McpConnections
 
     listed: dict[str, list[dict[str, Any]]] = {}
     report: dict[str, dict[str, Any]] = {}
-    connections = McpConnections(servers)
+    connections = McpConnections(servers, logs)
     try:
         for name in sorted(servers):
             try:

@@ -19,10 +19,14 @@ from canal.tools.client import Delegating, PythonTools, ToolClient
 
 
 class RoutedTools:
-    def __init__(self, python: PythonTools, cache: ToolCache, mcp_config: Path) -> None:
+    """``logs``: the folder of the stdio servers' stderr logs (``canal.tools.serverlog``)."""
+
+    def __init__(self, python: PythonTools, cache: ToolCache, mcp_config: Path,
+                 logs: Path | None = None) -> None:
         self.python = python
         self.cache = cache
         self.mcp_config = mcp_config
+        self.logs = logs
         self._mcp: Any = None
 
     def connections(self) -> Any:
@@ -35,7 +39,7 @@ class RoutedTools:
                 servers = load_servers(self.mcp_config)
             except ConfigError as exc:
                 raise ToolError(exc.message) from exc
-            self._mcp = McpConnections(servers)
+            self._mcp = McpConnections(servers, self.logs)
         return self._mcp
 
     def _meta(self, tool: str) -> Any:

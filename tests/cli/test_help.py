@@ -28,7 +28,7 @@ def test_help_lists_every_exit_code_with_its_meaning(capsys):
     exits = flat(text[text.index("exit codes:"):text.index("statuses")])
     for code, meaning in helptext.EXIT_CODES:
         assert f" {code} {meaning}" in f" {exits}", code
-    assert [code for code, _ in helptext.EXIT_CODES] == [*range(10), 130]
+    assert [code for code, _ in helptext.EXIT_CODES] == [*range(10), 130, 143]
 
 
 def test_help_lists_every_status_with_its_meaning(capsys):

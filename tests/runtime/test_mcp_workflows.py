@@ -78,14 +78,15 @@ def test_each_server_starts_once_per_advance_and_never_for_start_or_current(proj
 @pytest.mark.parametrize("tool, message", [
     ("broken", "broken: quota exceeded"),
     ("crashing", "crashing: MCP server 'beta' failed: the server closed the connection (it "
-                 "may have crashed)"),
+                 "may have crashed); see {log}"),
     ("hanging", "hanging: MCP server 'beta' failed: no answer within 1.5s (the server's "
-                "timeout)"),
+                "timeout); see {log}"),
     ("ghost", "no tool 'ghost' in the tool cache (run 'canal discover' to sync the MCP "
               "servers' tools)"),
 ])
 def test_a_failing_tool_parks_the_run_and_retry_recovers(project, toolbox, make, tool,
                                                         message):
+    message = message.format(log=project / ".canal" / "logs" / "beta.log")
     write_workflow(project / "workflows", "chain", steps(second_tool=tool))
     with make() as canal:
         canal.start("chain", thread_id="t")

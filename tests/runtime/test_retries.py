@@ -102,7 +102,7 @@ def test_a_step_timeout_bounds_an_mcp_call(workflows, tmp_path, toolbox):
     elapsed = time.monotonic() - began
     assert env.status == "failed"
     assert env.errors[0]["message"] == ("flaky: MCP server 'slow' failed: no answer within 1s "
-                                      "(the server's timeout)")
+                                      f"(the step's timeout); see {tmp_path}/h/logs/slow.log")
     assert len(env.executed[0]["tries"]) == 1, "read-only, so the timeout was retried once"
     assert elapsed < 15
     assert toolbox.starts("slow") == 3  # discover, then one session per try

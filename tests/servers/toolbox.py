@@ -9,21 +9,23 @@ Spec::
 
     {"page_size": 2, "tools": [{"name": "add", "description": "...", "inputSchema": {...},
       "annotations": {...}, "behavior": "echo" | "text" | "plain" | "error" | "crash" | "hang"
-      | "slow" | "store" | "fetch", "result": {...}, "seconds": 5}]}
+      | "slow" | "blocking" | "noisy" | "store" | "fetch", "result": {...}, "seconds": 5}]}
 
 Behaviours: ``echo`` returns ``{"tool": name, "arguments": args}`` (plus ``result``) as
 structured content; ``text`` returns ``result`` as JSON text only; ``plain`` returns
 ``result`` as plain text; ``error`` answers ``isError`` with ``result`` as the message;
 ``crash`` exits the process mid-call; ``hang`` never answers; ``slow`` answers like ``echo``
-after ``seconds``. ``store`` and ``fetch`` make a stateful backend, kept in ``store.json``
+after ``seconds``; ``blocking`` does too, but blocks the whole server meanwhile (a synchronous
+handler: it does not notice that its client went away until it is done); ``noisy`` writes a
+traceback (``NOISY_TRACEBACK``) to stderr and exits mid-call. ``store`` and ``fetch`` make a stateful backend, kept in ``store.json``
 beside the spec: ``store`` saves its arguments as a new record (with ``result``'s keys
 written over them: a backend that answers "ok" but stored something else) and answers
 ``{"id": <new id>, "status": "ok"}``; ``fetch`` answers the record whose id is the ``id``
 argument (an error when there is none). A test may edit ``store.json`` between calls.
 
 A file ``kill-client-at-start`` beside the spec makes the next start kill the process that
-started the server (with SIGKILL, before serving anything) and remove the file: a client
-killed while its server starts.
+started the server (canal, above its supervisor; with SIGKILL, before serving anything) and
+remove the file: a client killed while its server starts.
 """
 
 from __future__ import annotations
@@ -33,12 +35,21 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+
+
+NOISY_TRACEBACK = """Traceback (most recent call last):
+  File "/srv/tools/backend.py", line 212, in flush
+    self.stream.write(payload)
+BrokenPipeError: [Errno 32] Broken pipe
+noisy: the backend connection is gone
+"""
 
 
 def build(spec_path: Path, name: str) -> Server:
@@ -76,6 +87,12 @@ def build(spec_path: Path, name: str) -> Server:
             await asyncio.sleep(3600)
         if behavior == "slow":
             await asyncio.sleep(entry.get("seconds", 5))
+        if behavior == "blocking":
+            time.sleep(entry.get("seconds", 5))
+        if behavior == "noisy":
+            sys.stderr.write(NOISY_TRACEBACK)
+            sys.stderr.flush()
+            os._exit(3)
         if behavior == "error":
             return types.CallToolResult(isError=True, content=[
                 types.TextContent(type="text", text=str(result))])
@@ -104,6 +121,18 @@ def _stateful(path: Path, behavior: str, arguments: dict, result: dict | None) -
     return {"id": new_id, "status": "ok"}
 
 
+def _client_pid() -> int:
+    """The process that started this server: the parent, or the parent's parent when the
+    parent is canal's supervisor (``canal.tools.supervisor``)."""
+    parent = os.getppid()
+    try:
+        if b"supervisor.py" not in Path(f"/proc/{parent}/cmdline").read_bytes():
+            return parent
+        return int(Path(f"/proc/{parent}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return parent
+
+
 async def serve(spec_path: Path, name: str) -> None:
     server = build(spec_path, name)
     async with stdio_server() as (read, write):
@@ -117,7 +146,7 @@ def main() -> None:
     marker = spec_path.with_name("kill-client-at-start")
     if marker.exists():
         marker.unlink()
-        os.kill(os.getppid(), signal.SIGKILL)
+        os.kill(_client_pid(), signal.SIGKILL)
         return
     anyio.run(serve, spec_path, name)
 

@@ -81,13 +81,14 @@ def test_results_text_json_and_plain(canal):
 @pytest.mark.parametrize("tool, message", [
     ("boom", "boom: host 'x' is not a domain"),
     ("die", "die: MCP server 'alpha' failed: the server closed the connection (it may have "
-            "crashed)"),
-    ("slow", "slow: MCP server 'alpha' failed: no answer within 1.5s (the server's timeout)"),
+            "crashed); see {log}"),
+    ("slow", "slow: MCP server 'alpha' failed: no answer within 1.5s (the server's timeout); "
+             "see {log}"),
 ])
-def test_tool_failures_are_clear_errors(canal, tool, message):
+def test_tool_failures_are_clear_errors(canal, tmp_path, tool, message):
     with pytest.raises(ToolError) as caught:
         canal.call(tool, {})
-    assert caught.value.message == message
+    assert caught.value.message == message.format(log=tmp_path / ".canal" / "logs" / "alpha.log")
 
 
 def test_unknown_tool(canal):
