@@ -46,6 +46,7 @@ class Facade(Protocol):
     def current(self, thread_id: str) -> Envelope: ...
     def runs(self) -> list[dict[str, Any]]: ...
     def abort(self, thread_id: str) -> Envelope: ...
+    def rewind(self, thread_id: str, step: str) -> Envelope: ...
 
 
 # -- arguments (their descriptions are part of what the model reads) -------------------------
@@ -60,6 +61,12 @@ class NoArguments(_Arguments):
 
 class ThreadArguments(_Arguments):
     thread_id: str = Field(description="the run's thread id (from start's answer)")
+
+
+class RewindArguments(_Arguments):
+    thread_id: str = Field(description="the run's thread id (from start's answer)")
+    step: str = Field(description="the earlier interactive step to answer again (its id, "
+                                  "from current's completed)")
 
 
 class ShowArguments(_Arguments):
@@ -182,7 +189,8 @@ COMMANDS: dict[str, Command] = {
         "then advance with {\"confirm\": true} or {\"confirm\": false}.\n"
         "- rejected: nothing was applied; fix the fields in errors and missing, advance again.\n"
         "- failed: a tool failed (errors says why); ask the user, then advance with gate_data "
-        "{\"action\": \"retry\"}, {\"action\": \"skip\"} or {\"action\": \"abort\"}.\n"
+        "{\"action\": \"retry\"}, {\"action\": \"skip\"}, {\"action\": \"abort\"} or, when "
+        "the data given earlier was wrong, {\"action\": \"edit\"} to answer that step again.\n"
         "- stale: the run had moved on; call current.\n"
         "- completed or aborted: the run is over; tell the user.",
         AdvanceArguments, _advance),
@@ -203,13 +211,19 @@ COMMANDS: dict[str, Command] = {
     "runs": (
         "List the runs: thread_id, workflow, status and step of each.",
         RunsArguments, _runs),
+    "rewind": (
+        "Go back to an earlier interactive step of a run to answer it again (the user "
+        "corrected something). Refused, changing nothing, when a later step already made a "
+        "change (the message says which); then abort, or go on. " + ENVELOPE,
+        RewindArguments, lambda canal, thread_id, step: canal.rewind(thread_id, step)
+        .to_json()),
     "abort": (
         "Stop a run for good, wherever it is (the workflow's compensations undo what it "
         "did). Only when the user asks.",
         ThreadArguments, lambda canal, thread_id: canal.abort(thread_id).to_json()),
 }
 OFFERED = ("workflows", "show", "index", "meta", "start", "advance", "plan", "current",
-           "runs", "abort")
+           "runs", "rewind", "abort")
 
 
 def agent_tools(canal: Facade, include: Iterable[str] | None = None) -> list[BaseTool]:

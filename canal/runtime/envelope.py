@@ -103,7 +103,8 @@ def next_of(thread_id: str, spec: WorkflowSpec, values: Mapping[str, Any],
 
 
 def describe(spec: FieldSpec) -> str:
-    """One field of ``next.data`` in a few words: ``integer 1..100, optional, default 10``."""
+    """One field of ``next.data`` in a few words: ``integer 1..100, optional, default 10``,
+    ``string, required, e.g. "billing.example.com", matching ^[a-z.]+$``."""
     kind = f"one of {json.dumps(list(spec.enum), allow_nan=False)}" if spec.enum else spec.type
     parts = [kind]
     if spec.min is not None or spec.max is not None:
@@ -114,6 +115,8 @@ def describe(spec: FieldSpec) -> str:
     parts.append("required" if spec.required else "optional")
     if spec.default is not None and not spec.sensitive:
         parts.append(f"default {json.dumps(spec.default, allow_nan=False)}")
+    if spec.example is not None and not spec.sensitive:
+        parts.append(f"e.g. {json.dumps(spec.example, allow_nan=False)}")
     if spec.pattern:
         parts.append(f"matching {spec.pattern}")
     if spec.sensitive:
