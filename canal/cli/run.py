@@ -119,6 +119,8 @@ def ask_field(name: str, field: dict[str, Any], ask: Ask,
                 return True, earlier
             if not field["required"]:
                 return False, None
+            if field.get("allow_empty"):  # the gate takes empty text as an answer
+                return True, ""
             say("  this field is required")
             continue
         if numbered and text.isdigit() and 1 <= int(text) <= len(choices):

@@ -100,3 +100,15 @@ def test_a_secret_is_asked_again_hidden():
     assert ask_again(env, {"token": "xyzzy", "user": "zoe"}, ask) == {
         "user": "zoe", "token": "tok-2"}
     assert asked == [("token: ", True)]
+
+
+def test_enter_answers_a_required_field_that_allows_empty_text(cli, project):
+    write_workflow(project / "workflows", "note", {
+        "01-ask.md": {"type": "interactive", "gate": {"schema": {
+            "text": {"type": "string", "required": True, "allow_empty": True},
+            "tag": {"type": "string", "required": True}}}}})
+    result = cli("run", "note", stdin=lines("", "", "x"))  # tag: Enter is not an answer
+    assert result.code == 0 and result.json["status"] == "completed", result.stderr
+    assert result.stderr.count("this field is required") == 1
+    history = cli("history", result.json["thread_id"]).json["entries"]
+    assert [e["data"] for e in history if e["kind"] == "submit"] == [{"text": "", "tag": "x"}]
