@@ -21,9 +21,12 @@ from canal.spec.models import WorkflowSpec
 
 def go_on(spec: WorkflowSpec, step_id: str | None, state: Mapping[str, Any],
           update: dict[str, Any], deps: Deps, outcome: str = "completed") -> Command:
-    """Leave ``step_id`` (None: the start) with ``update`` for the next step that runs."""
+    """Leave ``step_id`` (None: the start) with ``update`` for the next step that runs;
+    a run that ends here closes its tool connections (a pause closes them in ``ask``)."""
     goto, full = onward(spec, step_id, state, update, deps.sealer, outcome)
     report(full["log"])
+    if goto is None:  # the run ends here: no later step will use a connection
+        deps.tools.close()
     return Command(goto=goto or END, update=full)
 
 
