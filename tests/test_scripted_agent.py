@@ -1,5 +1,6 @@
 """An agent that has never seen canal finishes every shipped workflow from ``next`` alone,
-with one rejection and one failed step on the way, and wastes no call."""
+with one rejection on the way (and in create-permission-set one failed step), and wastes no
+call."""
 
 from __future__ import annotations
 
@@ -41,7 +42,11 @@ def test_a_new_agent_finishes_a_shipped_workflow_from_next_alone(project, workfl
     tally = drive(project, workflow)
 
     assert tally.status == "completed"
-    assert tally.rejected == 1 and tally.failed == 1 and tally.answered_again == 1
+    # Only create-permission-set's create step meets the taken name; create-workflow's
+    # steps call canal's own tools, which the made-up data satisfies at once.
+    failures = 1 if workflow == "create-permission-set" else 0
+    assert tally.rejected == 1
+    assert tally.failed == failures and tally.answered_again == failures
     # Not one call wasted: start, one answer per step that waits, and one per answer that
     # did not move the run on.
     assert len(tally.calls) == (1 + waits + tally.rejected + tally.failed

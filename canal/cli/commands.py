@@ -150,6 +150,46 @@ def langgraph_json(args: argparse.Namespace) -> dict[str, Any]:
         return write_langgraph_json(Path(args.output), canal.workflows())
 
 
+def new(args: argparse.Namespace) -> dict[str, Any]:
+    if args.from_tool is None and args.description is None:
+        raise UsageError("canal new needs --description TEXT (or --from-tool TOOL)")
+    with _canal(args) as canal:
+        return canal.new_workflow(args.name, args.description, from_tool=args.from_tool)
+
+
+def add_step(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.add_step(args.workflow, args.id, args.type, title=args.title,
+                              fields=args.field, tool=args.tool, mapping=args.map,
+                              after=args.after)
+
+
+def _new_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", metavar="NAME", help="the new workflow's name (its folder)")
+    parser.add_argument("--description", metavar="TEXT",
+                        help="one line: what the workflow does (required without --from-tool)")
+    parser.add_argument("--from-tool", metavar="TOOL",
+                        help="write a whole workflow that asks for this tool's fields, calls "
+                             "it and shows its result (after canal discover)")
+
+
+def _add_step_arguments(parser: argparse.ArgumentParser) -> None:
+    _workflow(parser)
+    parser.add_argument("--id", required=True, help="the step id (letters, digits, _ and -)")
+    parser.add_argument("--type", required=True, metavar="TYPE",
+                        help="interactive, automated or notification")
+    parser.add_argument("--title", metavar="TEXT", help="a short title shown with the step")
+    parser.add_argument("--field", action="append", default=[], metavar="NAME:TYPE[:required]",
+                        help="a gate field of an interactive step (repeatable); TYPE is "
+                             "string, integer, number, boolean, array or object")
+    parser.add_argument("--tool", metavar="TOOL", help="the tool an automated step calls")
+    parser.add_argument("--map", action="append", default=[], metavar="ARG=VALUE",
+                        help="an argument of the tool (repeatable); a value that parses as "
+                             "JSON stays JSON: priority=1, title={{gate.ask.title}}")
+    parser.add_argument("--after", metavar="ID",
+                        help="insert after this step; later step files are renumbered")
+
+
 def _langgraph_json_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", default="langgraph.json", metavar="PATH",
                         help="the file to write (default ./langgraph.json)")
@@ -234,6 +274,10 @@ Handler = Callable[[argparse.Namespace], dict[str, Any]]
 COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None]]] = [
     ("validate", validate, "check workflow definitions and report every problem",
      _validate_arguments),
+    ("new", new, "create a workflow: its folder and WorkFlow.md, or with --from-tool a "
+     "whole workflow around one tool", _new_arguments),
+    ("add-step", add_step, "write one step file into a workflow, at the end or after a step",
+     _add_step_arguments),
     ("show", show, "a workflow at a glance before starting it: its steps, the fields they "
      "ask, the tools they call with their fixed arguments and where the others come from",
      _workflow),

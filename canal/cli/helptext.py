@@ -58,6 +58,9 @@ EXAMPLES: dict[str, str] = {
     "prune": "canal prune --older-than 30d",
     "recover": "canal recover create-permission-set-3f2a",
     "show": "canal show create-permission-set",
+    "new": "canal new open-ticket --description 'Open a support ticket for a customer'",
+    "add-step": "canal add-step open-ticket --id ask --type interactive "
+                "--field title:string:required --field priority:integer",
     "rewind": "canal rewind create-permission-set-3f2a collect-project-info",
     "migrate": "canal migrate create-permission-set-3f2a",
     "graph": "canal graph create-permission-set",

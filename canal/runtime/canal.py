@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from canal.authoring.builtins import builtin_tools
 from canal.checkpoints import Store, open_store
 from canal.config import Settings, load_settings
 from canal.errors import RunNotFound, RunStateError, ThreadTaken, WorkflowNotFound
@@ -93,9 +94,12 @@ class Canal:
         self.tool_cache = ToolCache(self.settings.home / "tools")
         # canal's own clients make every result storable (``json_plain``) where it enters;
         # a client passed in is held to the same at its door.
+        # canal's own authoring tools (``canal.authoring.builtins``) need no configuration;
+        # a Python tool of the same name in canal.yaml wins.
+        python: dict[str, Any] = {**builtin_tools(self.settings.workflows, self.validate),
+                  **self.settings.python_tools}
         self.tools: ToolClient = StorableResults(tools) if tools is not None else RoutedTools(
-            PythonTools(self.settings.python_tools), self.tool_cache, self.settings.mcp_config,
-            self.settings.logs)
+            PythonTools(python), self.tool_cache, self.settings.mcp_config, self.settings.logs)
         self.tool_commands = ToolCommands(self.settings, self.tool_cache)
         self.retention = Retention(self)
         self._store: Store | None = None
@@ -212,6 +216,29 @@ class Canal:
             reports += [{"workflow": p.path, "valid": False, "problems": [p], "warnings": []}
                         for p in refused_workflows(self.settings.workflows)]
         return reports
+
+    def new_workflow(self, name: str, description: str | None = None,
+                     from_tool: str | None = None) -> dict[str, Any]:
+        """Create workflow ``name`` in the workflows folder (``canal.authoring``): its
+        ``WorkFlow.md`` only, or with ``from_tool`` a whole workflow that asks for the
+        tool's fields (as ``meta`` shows them), calls it and reports its result."""
+        from canal.authoring import new_workflow, tool_workflow
+
+        if from_tool is None:
+            return new_workflow(self.settings.workflows, name, description or "")
+        check_name(name)
+        meta = self.tool_commands.meta(from_tool)
+        return tool_workflow(self.settings.workflows, name, description, meta["name"],
+                             meta["description"] or "", meta["fields"])
+
+    def add_step(self, workflow: str, step_id: str, kind: str, *, title: str | None = None,
+                 fields: Iterable[str] = (), tool: str | None = None,
+                 mapping: Iterable[str] = (), after: str | None = None) -> dict[str, Any]:
+        """Write one step file into ``workflow`` (``canal.authoring.add_step``)."""
+        from canal.authoring import add_step
+
+        return add_step(self.settings.workflows, workflow, step_id, kind, title=title,
+                        fields=fields, tool=tool, mapping=mapping, after=after)
 
     def _deps(self, spec: WorkflowSpec) -> Any:
         from canal.nodes.deps import Deps
