@@ -80,7 +80,9 @@ def calls_of(step: StepSpec) -> Iterator[tuple[str, str, Mapping[str, Any], str 
 
 
 def _unknown_tool(step: StepSpec, key: str, tool: str, known: list[str]) -> Problem:
-    close = difflib.get_close_matches(tool, known, n=3)
+    bare = set(known)  # suggest a tool once: by its canal name, not also as server.tool
+    close = [name for name in difflib.get_close_matches(tool, known, n=6)
+             if name.partition(".")[2] not in bare][:3]
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     return Problem(step.path, f"no tool {tool!r} in the tool cache or canal.yaml's Python "
                               f"tools: {hint}fix the name, or run 'canal discover' if its "
@@ -138,7 +140,7 @@ def _misfit(spec: WorkflowSpec, tool: str, name: str, prop: Mapping[str, Any],
         return None  # references whose values are known only at run time
     if isinstance(kind, str) and not fits(value, kind):
         what = "text with a reference inside" if texts else f"the constant {json_type(value)}"
-        return f"{tool} takes {name} as {kind}, but the mapping gives {what}: write a {kind}"
+        return f"{tool} takes {name} as {kind}, but the mapping gives {what}: map a value of type {kind}"
     if isinstance(allowed, list) and not texts:
         values = value if kind == "array" and isinstance(value, list) else [value]
         bad = [v for v in values if v not in allowed]
