@@ -127,6 +127,8 @@ def _misfit(spec: WorkflowSpec, tool: str, name: str, prop: Mapping[str, Any],
             value: Any) -> str | None:
     """Why ``value`` can never be a valid argument ``name``, or None."""
     kind, allowed = prop.get("type"), prop.get("enum")
+    if value is None:
+        return None  # null leaves the argument out, as canal's argument check does
     found = gate_field(spec, value)
     if found is not None:
         field_name, field = found
@@ -140,7 +142,8 @@ def _misfit(spec: WorkflowSpec, tool: str, name: str, prop: Mapping[str, Any],
         return None  # references whose values are known only at run time
     if isinstance(kind, str) and not fits(value, kind):
         what = "text with a reference inside" if texts else f"the constant {json_type(value)}"
-        return f"{tool} takes {name} as {kind}, but the mapping gives {what}: map a value of type {kind}"
+        return (f"{tool} takes {name} as {kind}, but the mapping gives {what}: map a value "
+                f"of type {kind}")
     if isinstance(allowed, list) and not texts:
         values = value if kind == "array" and isinstance(value, list) else [value]
         bad = [v for v in values if v not in allowed]

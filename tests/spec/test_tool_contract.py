@@ -138,7 +138,7 @@ def test_a_constant_must_fit_the_type_and_enum(workflows: Path) -> None:
         "references/02-call.md: automation.input_mapping.tags: create_ticket accepts only "
         '["a", "b"] in tags; "c" is not one of them: use one of those values']
     assert problems(workflows, {"title": "t", "priority": 2, "tags": ["a"],
-                                "size": 3}) == []
+                                "size": 3, "request_id": None}) == []
 
 
 def test_text_with_a_reference_inside_is_a_string(workflows: Path) -> None:
