@@ -27,6 +27,8 @@ def project(tmp_path: Path) -> Cli:
         "env": {"PERMISSION_PLATFORM_DB": str(tmp_path / "platform.db")}}}}))
     cli = Cli(tmp_path)
     assert cli("discover").code == 0
+    checked = cli("validate").json  # against the discovered tools and canal's built-in ones
+    assert (checked["status"], checked["problem_count"]) == ("ok", 0), checked
     return cli
 
 

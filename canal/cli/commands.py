@@ -32,7 +32,7 @@ def _gate_data(args: argparse.Namespace, limits: Any) -> Any:
 
 def validate(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
-        reports = canal.validate(args.names)
+        reports = canal.validate(args.names, budget=args.budget)
     for report in reports:
         report["problems"] = [p.to_json() for p in report["problems"]]
         report["warnings"] = [p.to_json() for p in report["warnings"]]
@@ -259,6 +259,16 @@ def _prune_arguments(parser: argparse.ArgumentParser) -> None:
 def _validate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="*", metavar="WORKFLOW",
                         help="workflows to check (default: all)")
+    parser.add_argument("--budget", type=_tokens, metavar="N",
+                        help="estimate what an agent reads at each step (characters / 4) "
+                             "and warn about steps over N tokens")
+
+
+def _tokens(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"--budget takes a whole number of tokens, "
+                                         f"at least 1: {text!r}")
+    return int(text)
 
 
 def _runs_arguments(parser: argparse.ArgumentParser) -> None:

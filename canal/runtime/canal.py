@@ -100,7 +100,8 @@ class Canal:
                   **self.settings.python_tools}
         self.tools: ToolClient = StorableResults(tools) if tools is not None else RoutedTools(
             PythonTools(python), self.tool_cache, self.settings.mcp_config, self.settings.logs)
-        self.tool_commands = ToolCommands(self.settings, self.tool_cache)
+        self.tool_commands = ToolCommands(self.settings, self.tool_cache,
+                                          routes_tools=tools is None)
         self.retention = Retention(self)
         self._store: Store | None = None
         self._sealer: TextSealer | None = None
@@ -192,16 +193,21 @@ class Canal:
         spec = self.workflow(workflow)
         return compile_graph(spec, self._deps(spec)).get_graph().draw_mermaid()
 
-    def validate(self, names: list[str] | None = None) -> list[dict[str, Any]]:
+    def validate(self, names: list[str] | None = None,
+                 budget: int | None = None) -> list[dict[str, Any]]:
         """A report per workflow (default: every one, and every folder that leads outside the
         workflows folder, which is refused): ``{"workflow", "valid", "problems",
         "warnings"}``. What the tool cache knows is checked too: a ``verify`` tool must not
-        be marked destructive, and a gate field that feeds a tool argument should enforce
-        its enum and type (a warning, ``canal.spec.tool_checks``)."""
+        be marked destructive, every call must fit its tool (errors,
+        ``canal.spec.tool_contract``), and a gate field that feeds a tool argument should
+        enforce its enum and type (a warning, ``canal.spec.tool_checks``). With ``budget``
+        (tokens), each report has ``budget``: ``[{"step", "chars", "tokens"}]`` per step
+        that waits for the agent, and a step over it is a warning (``canal.runtime.budget``)."""
         from canal.spec import check_workflow
         from canal.spec.loader import refused_workflows
         from canal.spec.phases import read_back_problems
         from canal.spec.tool_checks import tool_problems
+        from canal.spec.tool_contract import contract_problems
 
         reports = []
         for name in names or self.workflows():
@@ -209,9 +215,19 @@ class Canal:
             if spec is not None:
                 found += read_back_problems(spec, self.tools.destructive)
                 found += tool_problems(spec, self.tool_commands.input_schema)
+                found += contract_problems(spec, self.tool_commands)
+            figures = None
+            if budget is not None and spec is not None:
+                from canal.runtime.budget import budget_of, budget_problems
+
+                figures = budget_of(spec)
+                found += budget_problems(spec, figures, budget)
             problems = [p for p in found if not p.warning]
-            reports.append({"workflow": name, "valid": not problems, "problems": problems,
-                            "warnings": [p for p in found if p.warning]})
+            report = {"workflow": name, "valid": not problems, "problems": problems,
+                      "warnings": [p for p in found if p.warning]}
+            if budget is not None:
+                report["budget"] = figures or []
+            reports.append(report)
         if not names:
             reports += [{"workflow": p.path, "valid": False, "problems": [p], "warnings": []}
                         for p in refused_workflows(self.settings.workflows)]

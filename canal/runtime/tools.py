@@ -12,19 +12,28 @@ from canal.tools.cache import ToolCache
 class ToolCommands:
     """Tool commands over one project's settings and tool cache."""
 
-    def __init__(self, settings: Settings, tool_cache: ToolCache) -> None:
+    def __init__(self, settings: Settings, tool_cache: ToolCache,
+                 routes_tools: bool = True) -> None:
         self.settings = settings
         self.tool_cache = tool_cache
+        # False: runs call a ToolClient passed in, which may know tools the cache does not
+        self.routes_tools = routes_tools
 
     def discover(self) -> dict[str, Any]:
-        """Sync every configured MCP server's tools into the cache; the change summary."""
+        """Sync every configured MCP server's tools into the cache; the change summary, with
+        ``affected``: the workflow steps that call a tool that changed or disappeared."""
+        from canal.runtime.drift import affected_steps
         from canal.spec.loader import describe_workflows
         from canal.tools.discover import discover
         from canal.tools.servers import load_servers
 
         servers = load_servers(self.settings.mcp_config)
-        return discover(servers, self.tool_cache, describe_workflows(self.settings.workflows),
-                        self.settings.logs)
+        before = self.tool_cache.all()
+        summary = discover(servers, self.tool_cache,
+                           describe_workflows(self.settings.workflows), self.settings.logs)
+        summary["affected"] = affected_steps(self.settings.workflows, before,
+                                             summary["removed"], summary["changed"])
+        return summary
 
     def index(self, full: bool = False) -> dict[str, Any]:
         """Workflows first, then tools, one short line each (``full``: objects instead, with
@@ -64,6 +73,30 @@ class ToolCommands:
         except NotFound:
             return None
         return checked_schema(meta, rules_of(self.tool_cache.rules_text(meta.name)))
+
+    def known_tools(self) -> list[str] | None:
+        """Every name a workflow may call a tool by (canal names, ``server.tool`` forms, the
+        Python tools and canal's built-in authoring tools), or None when there is no tool
+        cache yet (nothing was ever discovered, so an MCP tool's name cannot be judged) or
+        when runs call a client passed in (it may know tools of its own)."""
+        if not self.routes_tools or not (self.tool_cache.folder / "index.json").is_file():
+            return None
+        from canal.authoring.builtins import BUILTIN_TOOLS
+
+        names = set(self.settings.python_tools) | set(BUILTIN_TOOLS)
+        for meta in self.tool_cache.all():
+            names |= {meta.name, f"{meta.server}.{meta.tool}"}
+        return sorted(names)
+
+    def output_schema(self, tool: str) -> dict[str, Any] | None:
+        """The output schema ``tool`` declares (MCP ``outputSchema``), from the tool cache:
+        None for a Python tool, an unknown tool, or one that declares none."""
+        if tool in self.settings.python_tools:
+            return None
+        try:
+            return self.tool_cache.get(tool).output_schema
+        except NotFound:
+            return None
 
     def meta(self, tool: str, required_only: bool = False) -> dict[str, Any]:
         """One tool's fields after its rules, with notes and annotations."""

@@ -32,17 +32,24 @@ class ToolMeta:
     input_schema: dict[str, Any] = field(default_factory=dict)
     annotations: dict[str, Any] = field(default_factory=dict)
     digest: str = ""
+    output_schema: dict[str, Any] | None = None  # MCP outputSchema, when the tool has one
 
     @classmethod
     def from_listing(cls, name: str, server: str, listed: dict[str, Any]) -> ToolMeta:
         schema = listed.get("inputSchema") or {"type": "object"}
         annotations = {k: v for k, v in (listed.get("annotations") or {}).items()
                        if v is not None}
-        digest = hashlib.sha256(json.dumps([schema, annotations], sort_keys=True, allow_nan=False)
+        output = listed.get("outputSchema")
+        output = output if isinstance(output, dict) else None
+        # The output schema joins the digest only when there is one, so the digests of
+        # tools without one stay what earlier caches hold (no spurious "changed").
+        hashed = [schema, annotations] + ([output] if output is not None else [])
+        digest = hashlib.sha256(json.dumps(hashed, sort_keys=True, allow_nan=False)
                                 .encode()).hexdigest()
         return cls(name=name, server=server, tool=listed["name"],
                    description=(listed.get("description") or "").strip(),
-                   input_schema=schema, annotations=annotations, digest=f"sha256:{digest}")
+                   input_schema=schema, annotations=annotations, digest=f"sha256:{digest}",
+                   output_schema=output)
 
     def summary(self) -> str:
         """The description's first line, short enough for an index."""

@@ -135,7 +135,7 @@ def check_arguments(meta: ToolMeta, rules: RuleSet, arguments: Any) -> Checked:
 def checked_schema(meta: ToolMeta, rules: RuleSet) -> dict[str, Any]:
     """The tool's input schema as ``check_arguments`` enforces it: each visible field's
     type and allowed values, the rules' ENUMs in place of the schema's (an array's enum
-    constrains its items)."""
+    constrains its items), and ``additionalProperties`` when the schema states it."""
     fields = tool_fields(meta, rules)
     props: dict[str, Any] = {}
     for spec in fields:
@@ -146,5 +146,8 @@ def checked_schema(meta: ToolMeta, rules: RuleSet) -> dict[str, Any]:
             else:
                 prop["enum"] = spec["enum"]
         props[spec["name"]] = prop
-    return {"type": "object", "properties": props,
-            "required": [f["name"] for f in fields if f["required"]]}
+    out = {"type": "object", "properties": props,
+           "required": [f["name"] for f in fields if f["required"]]}
+    if "additionalProperties" in (meta.input_schema or {}):
+        out["additionalProperties"] = meta.input_schema["additionalProperties"]
+    return out

@@ -34,6 +34,11 @@ def test_the_shipped_workflow_end_to_end(platform):
     assert found.json["added"] == ["create_project", "create_role", "delete_project",
                                    "get_project", "list_projects"]
     assert found.json["workflow_count"] == 1
+    assert found.json["affected"] == []
+    # against the tools it calls (their input and output schemas), it is still clean
+    checked = platform("validate").json
+    assert checked["status"] == "ok"
+    assert checked["workflows"][0]["warnings"] == [], checked
     index = platform("index").json
     assert index["workflows"] == [
         "create-permission-set: Create a project on the permission platform and a first "

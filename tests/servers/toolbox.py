@@ -8,6 +8,7 @@ rewriting the file. ``tools/list`` pages through ``page_size`` tools at a time.
 Spec::
 
     {"page_size": 2, "tools": [{"name": "add", "description": "...", "inputSchema": {...},
+      "outputSchema": {...},
       "annotations": {...}, "behavior": "echo" | "text" | "plain" | "error" | "crash" | "hang"
       | "slow" | "blocking" | "noisy" | "store" | "fetch", "result": {...}, "seconds": 5}]}
 
@@ -67,6 +68,7 @@ def build(spec_path: Path, name: str) -> Server:
         page = list(tools.values())[start : start + page_size]
         listed = [types.Tool(name=t["name"], description=t.get("description"),
                              inputSchema=t.get("inputSchema", {"type": "object"}),
+                             outputSchema=t.get("outputSchema"),
                              annotations=types.ToolAnnotations(**t["annotations"])
                              if "annotations" in t else None) for t in page]
         more = start + page_size < len(tools)
