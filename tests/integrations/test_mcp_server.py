@@ -150,7 +150,8 @@ def test_a_tool_that_prints_does_not_corrupt_the_stdio_stream(project: Path) -> 
             assert summary["step"]["id"] == "summary"
 
     anyio.run(go)
-    assert "chatty tool" in (project / "server-stderr.log").read_text()
+    stderr = (project / "server-stderr.log").read_text()
+    assert "chatty tool" in stderr and "chatty child" in stderr
 
 
 def test_bad_arguments_and_unknown_tools_answer_the_error_document(project: Path) -> None:
