@@ -20,7 +20,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.conftest import CLEARED_ENV, ROOT, project_steps, tool_calls, write_workflow
+from tests.conftest import CLEARED_ENV, ROOT, Cli, project_steps, tool_calls, write_workflow
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -126,8 +126,16 @@ async def drive(open_session: Any, project: Path) -> None:
     assert [name for name, _ in tool_calls(project)] == ["create_project", "create_role"]
 
 
-def test_a_workflow_runs_to_completion_over_stdio(project: Path) -> None:
+def test_a_workflow_runs_to_completion_over_stdio(project: Path, cli: Cli) -> None:
     anyio.run(drive, lambda: over_stdio(project), project)
+
+    async def read() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with over_stdio(project) as session:
+            return await call(session, "current", thread_id="t1"), await call(session, "index")
+
+    current, index = anyio.run(read)
+    assert current == cli("current", "t1").json  # the very document the CLI prints
+    assert index == cli("index").json
     assert "Traceback" not in (project / "server-stderr.log").read_text()
 
 
