@@ -15,7 +15,8 @@ a time, canal's usual lock). Calls run one at a time in a worker thread, so the 
 never blocks. Under stdio, standard output belongs to the protocol: ``serve_stdio`` moves
 anything else written to it (a tool's ``print``, a child process) onto stderr.
 
-Not done yet: elicitation (a form for a step's gate when the client supports it).
+When the client declares the elicitation capability, ``start`` or ``advance`` without data
+at a step whose gate is a flat form asks the person directly (``canal.integrations.elicit``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from canal.errors import UsageError
+from canal.integrations.elicit import form_message, form_schema
 from canal.runtime.agent_tools import ANSWERS, COMMANDS, respond
 
 if TYPE_CHECKING:
@@ -92,9 +94,35 @@ def build_server(canal: Canal) -> Server:
             document = UsageError(f"no tool named {name!r} (known: {', '.join(TOOLS)})"
                                   ).to_json()
         else:
-            document = await anyio.to_thread.run_sync(answer, name, arguments)
+            document = await with_form(name, arguments or {})
         text = json.dumps(document, ensure_ascii=False, allow_nan=False)
         return [types.TextContent(type="text", text=text)], document
+
+    async def run(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return await anyio.to_thread.run_sync(answer, name, arguments)
+
+    async def with_form(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """``name``'s document; for start, or advance without data, at a step the person
+        can answer in a form, the person is asked first (``canal.integrations.elicit``)."""
+        session = server.request_context.session
+        asks = name == "start" or (name == "advance" and arguments.get("gate_data") is None)
+        if not asks or not session.check_client_capability(
+                types.ClientCapabilities(elicitation=types.ElicitationCapability())):
+            return await run(name, arguments)
+        if name == "start":
+            document = await run(name, arguments)
+        else:
+            document = await run("current", {"thread_id": arguments.get("thread_id")})
+        schema = form_schema(document)
+        at = (document.get("step") or {}).get("id")
+        if schema is None or arguments.get("step") not in (None, at):
+            return document if name == "start" else await run(name, arguments)
+        reply = await session.elicit(form_message(document), schema,
+                                     related_request_id=server.request_context.request_id)
+        if reply.action != "accept":  # declined or cancelled: the run stays where it was
+            return document
+        return await run("advance", {"thread_id": document["thread_id"],
+                                     "gate_data": dict(reply.content or {}), "step": at})
 
     def workflows() -> dict[str, str]:
         return dict(describe_workflows(canal.settings.workflows))

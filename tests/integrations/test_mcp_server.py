@@ -37,12 +37,12 @@ def environment(project: Path) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def over_stdio(project: Path) -> AsyncIterator[ClientSession]:
+async def over_stdio(project: Path, elicitation: Any = None) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=sys.executable, args=["-m", "canal", "serve"],
                                    cwd=str(project), env=environment(project))
     with (project / "server-stderr.log").open("a") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), \
-                ClientSession(read, write) as session:
+                ClientSession(read, write, elicitation_callback=elicitation) as session:
             await session.initialize()
             yield session
 
@@ -214,5 +214,69 @@ def test_print_config_gives_absolute_paths_that_run(project: Path, tmp_path: Pat
             await s.initialize()
             index = await call(s, "index")
             assert index["workflows"] == ["create-project: the create-project workflow"]
+
+    anyio.run(go)
+
+
+FLAT = {"01-ask.md": ({"type": "interactive", "gate": {"schema": {
+            "project_name": {"type": "string", "required": True, "desc": "Project name"},
+            "host": {"type": "string", "required": True, "pattern": r"^[a-z0-9.-]+\.[a-z]{2,}$"},
+            "size": {"type": "string", "enum": ["s", "m"], "default": "s"}}}},
+            "Ask for the project."),
+        "02-done.md": ({"type": "notification"}, "Hello {{gate.ask.project_name}}.")}
+
+
+class Person:
+    """An elicitation callback answering each form with the next of ``replies``."""
+
+    def __init__(self, *replies: tuple[str, dict[str, Any] | None]) -> None:
+        self.replies = list(replies)
+        self.forms: list[tuple[str, dict[str, Any]]] = []
+
+    async def __call__(self, context: Any, params: Any) -> Any:
+        from mcp import types
+
+        self.forms.append((params.message, params.requestedSchema))
+        action, content = self.replies.pop(0)
+        return types.ElicitResult(action=action, content=content)  # type: ignore[arg-type]
+
+
+def test_a_client_that_can_elicit_gets_the_gate_as_a_form(project: Path) -> None:
+    write_workflow(project / "workflows", "flat", FLAT)
+    person = Person(("decline", None), ("accept", {"project_name": "b", "host": "NOT"}),
+                    ("accept", GOOD))
+
+    async def go() -> None:
+        async with over_stdio(project, person) as session:
+            declined = await call(session, "start", workflow="flat", thread_id="f")
+            assert declined["status"] == "awaiting_input" and declined["step"]["id"] == "ask"
+            rejected = await call(session, "advance", thread_id="f")
+            assert rejected["status"] == "rejected" and rejected["step"]["id"] == "ask"
+            accepted = await call(session, "advance", thread_id="f")
+            assert accepted["status"] == "awaiting_input"
+            assert accepted["step"]["id"] == "done"  # a notification is no form
+            done = await call(session, "advance", thread_id="f")
+            assert done["status"] == "completed"
+            await call(session, "start", workflow="create-project", thread_id="p")
+
+    anyio.run(go)
+    assert len(person.forms) == 3  # the project workflow's array field is no form
+    message, schema = person.forms[0]
+    assert message == "Ask for the project."
+    assert schema["required"] == ["project_name", "host"]
+    assert schema["properties"]["size"] == {"type": "string", "enum": ["s", "m"],
+                                            "default": "s"}
+    assert schema["properties"]["project_name"]["description"] == "Project name"
+
+
+def test_a_client_without_elicitation_is_never_asked(project: Path) -> None:
+    write_workflow(project / "workflows", "flat", FLAT)
+
+    async def go() -> None:
+        async with over_stdio(project) as session:
+            started = await call(session, "start", workflow="flat", thread_id="f")
+            assert started["status"] == "awaiting_input" and started["step"]["id"] == "ask"
+            rejected = await call(session, "advance", thread_id="f")
+            assert rejected["status"] == "rejected"
 
     anyio.run(go)
