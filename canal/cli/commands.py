@@ -150,6 +150,30 @@ def langgraph_json(args: argparse.Namespace) -> dict[str, Any]:
         return write_langgraph_json(Path(args.output), canal.workflows())
 
 
+def serve(args: argparse.Namespace) -> dict[str, Any] | None:
+    import anyio
+
+    from canal.integrations import mcp_server
+
+    with _canal(args) as canal:
+        if args.print_config:
+            return mcp_server.client_config(canal)
+        if args.http is None:
+            anyio.run(mcp_server.serve_stdio, canal)
+        else:
+            anyio.run(mcp_server.serve_http, canal, args.http)
+    return None  # stdout belonged to the protocol: nothing more to print
+
+
+def skill(args: argparse.Namespace) -> dict[str, Any]:
+    from pathlib import Path
+
+    from canal.integrations.skill import write_skill
+
+    with _canal(args) as canal:
+        return write_skill(Path(args.dir), canal.settings.workflows)
+
+
 def new(args: argparse.Namespace) -> dict[str, Any]:
     if args.from_tool is None and args.description is None:
         raise UsageError("canal new needs --description TEXT (or --from-tool TOOL)")
@@ -193,6 +217,26 @@ def _add_step_arguments(parser: argparse.ArgumentParser) -> None:
 def _langgraph_json_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", default="langgraph.json", metavar="PATH",
                         help="the file to write (default ./langgraph.json)")
+
+
+def _serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--http", type=_port, metavar="PORT",
+                        help="serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of "
+                             "stdio")
+    parser.add_argument("--print-config", action="store_true",
+                        help="print the mcpServers entry for an MCP client (absolute paths) "
+                             "instead of serving")
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"--http takes a port number, 1 to 65535: {text!r}")
+    return int(text)
+
+
+def _skill_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dir", default=".claude/skills/canal", metavar="PATH",
+                        help="the skill's folder (default .claude/skills/canal)")
 
 
 def _no_arguments(parser: argparse.ArgumentParser) -> None:
@@ -280,7 +324,7 @@ def _rewind_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("step", metavar="STEP", help="the interactive step to answer again")
 
 
-Handler = Callable[[argparse.Namespace], dict[str, Any]]
+Handler = Callable[[argparse.Namespace], dict[str, Any] | None]
 COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None]]] = [
     ("validate", validate, "check workflow definitions and report every problem",
      _validate_arguments),
@@ -312,6 +356,10 @@ COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None
     ("meta", meta, "one tool's fields after its rules", _meta_arguments),
     ("call", call, "call one tool, checked against its metadata", _call_arguments),
     ("run", run, "drive a workflow in the terminal (prompts per gate field)", _run_arguments),
+    ("serve", serve, "canal as an MCP server: stdio, or streamable HTTP with --http PORT; "
+     "--print-config prints the client's mcpServers entry", _serve_arguments),
+    ("skill", skill, "write or update the Agent Skill folder (SKILL.md) that teaches an "
+     "agent canal and lists the workflows", _skill_arguments),
     ("langgraph-json", langgraph_json,
      "write every workflow into langgraph.json for LangGraph Server",
      _langgraph_json_arguments),

@@ -70,6 +70,8 @@ EXAMPLES: dict[str, str] = {
     "call": "canal call get_project --args '{\"project_id\": 42}'",
     "run": "canal run create-permission-set --answers answers.yaml",
     "langgraph-json": "canal langgraph-json --output langgraph.json",
+    "serve": "canal serve --print-config",
+    "skill": "canal skill --dir .claude/skills/canal",
 }
 
 WIDTH = 88

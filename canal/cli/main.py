@@ -115,6 +115,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         document = args.handler(args)
+        if document is None:  # serve: stdout belonged to the MCP protocol
+            return 0
         text = render(document, pretty)
     except CanalError as exc:
         emit(exc.to_json(), pretty)

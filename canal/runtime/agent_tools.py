@@ -70,11 +70,11 @@ class RewindArguments(_Arguments):
 
 
 class ShowArguments(_Arguments):
-    workflow: str = Field(description="the workflow's name, as the workflows tool lists it")
+    workflow: str = Field(description="the workflow's name, as workflows or index lists it")
 
 
 class StartArguments(_Arguments):
-    workflow: str = Field(description="the workflow's name, as the workflows tool lists it")
+    workflow: str = Field(description="the workflow's name, as workflows or index lists it")
     thread_id: str | None = Field(None, description="a thread id of your choosing "
                                   "(default: a new one); keep the one in the answer")
 
@@ -238,22 +238,41 @@ def agent_tools(canal: Facade, include: Iterable[str] | None = None) -> list[Bas
     one_at_a_time = threading.Lock()
     tools: list[BaseTool] = []
     for name in names:
-        description, arguments, handler = COMMANDS[name]
+        description, arguments, _ = COMMANDS[name]
         tools.append(StructuredTool.from_function(
-            func=_door(canal, handler, one_at_a_time), name=name,
+            func=_door(canal, name, one_at_a_time), name=name,
             description=f"{description}\n{ANSWERS}", args_schema=arguments,
             response_format="content_and_artifact"))
     return tools
 
 
-def _door(canal: Facade, handler: Callable[..., dict[str, Any]], lock: threading.Lock
+def respond(canal: Facade, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    """The document the CLI prints for command ``name`` with ``arguments``: what every door
+    (these tools, ``canal serve``) answers. Arguments that do not fit the command's model,
+    an unknown command and a request canal refuses are the error document, not an
+    exception."""
+    from pydantic import ValidationError
+
+    try:
+        if name not in COMMANDS:
+            raise UsageError(f"no tool named {name!r} (known: {', '.join(COMMANDS)})")
+        _, model, handler = COMMANDS[name]
+        try:
+            given = model.model_validate(arguments or {})
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}"
+                                 for e in exc.errors())
+            raise UsageError(f"{name}: bad arguments: {problems}") from exc
+        return handler(canal, **given.model_dump())
+    except CanalError as exc:
+        return exc.to_json()
+
+
+def _door(canal: Facade, name: str, lock: threading.Lock
           ) -> Callable[..., tuple[str, dict[str, Any]]]:
     def run(**arguments: Any) -> tuple[str, dict[str, Any]]:
         with lock:
-            try:
-                document = handler(canal, **arguments)
-            except CanalError as exc:
-                document = exc.to_json()
+            document = respond(canal, name, arguments)
         return json.dumps(document, ensure_ascii=False, allow_nan=False), document
 
     return run
