@@ -11,7 +11,8 @@ The contract (``contract.py``); every backend passes one conformance suite
     ├── CallJournal   call_started, call_finished,   each tool call's intent, written before
     │                 call_record                    the call, and its (sealed) outcome after
     ├── RunLock       lock                           one writer per run, gone with its process
-    └── saver(), forget(thread_id), close()          LangGraph's checkpointer; delete a run
+    └── saver(), head(thread_id),                    LangGraph's checkpointer; a run's latest
+        forget(thread_id), close()                   checkpoint; delete a run
 
 Where each backend keeps them (``CanalStore`` in ``store.py`` puts the parts together; the
 registry, definitions and journal are one SQL implementation, ``tables.py``)::
@@ -38,7 +39,9 @@ home (``open_store(saver, sealer, home=...)``), made on the first write, and a s
 with no home is a ``ConfigError``. Runs are listed from that side table, never by scanning
 the saver.
 
-Opening a store for reading never creates a database file.
+Opening a store for reading never creates a database file, and reading a run's latest
+checkpoint (``head``) from SQLite or PostgreSQL imports no LangGraph: ``heads.py`` reads the
+saver's tables itself and hands anything it cannot read to the saver.
 """
 
 from __future__ import annotations

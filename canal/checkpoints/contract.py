@@ -97,6 +97,13 @@ class Store(RunRegistry, Definitions, CallJournal, RunLock, Protocol):
         """The LangGraph checkpointer (created, with its tables, on first use)."""
         ...
 
+    def head(self, thread_id: str) -> Any:
+        """The run's latest checkpoint as LangGraph's ``CheckpointTuple`` gives it (config,
+        checkpoint, parent config, pending writes), or None before its first. Backends
+        whose tables canal can read answer without importing LangGraph
+        (``canal.checkpoints.heads``)."""
+        ...
+
     def forget(self, thread_id: str) -> int:
         """Delete a run: its checkpoints, registry row and journal; the checkpoints removed."""
         ...

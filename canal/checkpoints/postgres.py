@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from canal.checkpoints.contract import conflict
+from canal.checkpoints.heads import PostgresHeads
 from canal.checkpoints.store import CanalStore
 from canal.checkpoints.tables import POSTGRES, Tables
 from canal.errors import ConfigError
@@ -159,4 +160,5 @@ def postgres_store(url: str, sealer: Any = None) -> CanalStore:
         made.setup()
         return made
 
-    return CanalStore(Tables(db, POSTGRES, sealer), saver, AdvisoryLocks(db))
+    return CanalStore(Tables(db, POSTGRES, sealer), saver, AdvisoryLocks(db),
+                      PostgresHeads(db, sealer))

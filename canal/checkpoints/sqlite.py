@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from canal.checkpoints.heads import SqliteHeads
 from canal.checkpoints.locks import FileLocks
 from canal.checkpoints.store import CanalStore
 from canal.checkpoints.tables import SQLITE, Tables
@@ -88,7 +89,8 @@ def sqlite_store(path: str | Path, sealer: Any = None) -> CanalStore:
         saver.lock = db.guard  # an RLock: canal's reads re-enter
         return saver
 
-    return CanalStore(Tables(db, SQLITE, sealer), saver, FileLocks(file))
+    return CanalStore(Tables(db, SQLITE, sealer), saver, FileLocks(file),
+                      SqliteHeads(db, sealer))
 
 
 def saver_object_store(saver: Any, home: Path, sealer: Any = None) -> CanalStore:

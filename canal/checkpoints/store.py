@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from canal.checkpoints.contract import RunRecord
+from canal.checkpoints.heads import Heads, Unreadable
 from canal.checkpoints.locks import Locks
 from canal.checkpoints.tables import Tables
 from canal.failpoints import failpoint
@@ -16,11 +17,14 @@ from canal.failpoints import failpoint
 
 class CanalStore:
     """A ``Store``: ``tables`` answer for the registry, definitions and journal, ``saver``
-    makes (or hands back) the checkpointer, ``locks`` hold the runs' writer locks."""
+    makes (or hands back) the checkpointer, ``locks`` hold the runs' writer locks, and
+    ``heads`` (when the backend has them) read a run's latest checkpoint without LangGraph."""
 
-    def __init__(self, tables: Tables, saver: Callable[[], Any], locks: Locks) -> None:
+    def __init__(self, tables: Tables, saver: Callable[[], Any], locks: Locks,
+                 heads: Heads | None = None) -> None:
         self.tables = tables
         self.locks = locks
+        self.heads = heads
         self._make_saver = saver
         self._saver: Any = None
 
@@ -28,6 +32,17 @@ class CanalStore:
         if self._saver is None:
             self._saver = self._make_saver()
         return self._saver
+
+    def head(self, thread_id: str) -> Any:
+        """Read from the checkpointer's tables when ``heads`` can (no LangGraph import),
+        else (and for whatever they cannot read) from the saver."""
+        if self.heads is not None:
+            try:
+                return self.heads.head(thread_id)
+            except Unreadable:
+                pass
+        return self.saver().get_tuple({"configurable": {"thread_id": thread_id,
+                                                        "checkpoint_ns": ""}})
 
     def register(self, thread_id: str, workflow: str, created_at: str) -> bool:
         added = self.tables.register(thread_id, workflow, created_at)

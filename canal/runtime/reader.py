@@ -81,7 +81,7 @@ class Reader:
         return dict(found.checkpoint) if found is not None else None
 
     def _head(self, thread_id: str) -> Any:
-        found = self.host.store.saver().get_tuple(config_of(thread_id))
+        found = self.host.store.head(thread_id)
         if found is None or not found.checkpoint["channel_values"].get("workflow"):
             return None
         return found

@@ -203,7 +203,7 @@ def test_read_only_tool_commands_import_no_engine_and_no_mcp(platform):
         "    with contextlib.redirect_stdout(io.StringIO()):\n"
         "        assert run(argv) == 0\n"
         "print(sorted(m for m in sys.modules if m.startswith(('langgraph', 'mcp', "
-        "'langchain_mcp_adapters'))))\n"
+        "'langchain'))))\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], cwd=platform.cwd, env=platform.env,
                          capture_output=True, text=True, timeout=60)
