@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ def measure(quick: bool) -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    for part in PARTS:  # each part's rows as soon as they are made
+    for part in PARTS:  # each part's rows as soon as they are made; its time on stderr
+        began = time.perf_counter()
         for figure in part.measure("--quick" in sys.argv[1:]):
             print(json.dumps(figure), flush=True)
+        print(f"{part.__name__}: {time.perf_counter() - began:.1f} s", file=sys.stderr)

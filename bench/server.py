@@ -75,11 +75,12 @@ def server_rows(runs: int) -> list[dict[str, Any]]:
     """``langgraph_dev_ready`` and one ``langgraph_dev_<call>`` row (median ms) a call
     (none when ``runs`` is 0)."""
     ready, samples = samples_ms(runs)
-    skipped = "" if runs else ("; quick: the per-call rows are skipped (a warm-up run and "
-                               "two timed runs take about 40 s)")
     rows = [row("langgraph_dev_ready", ready, None, "ms", None,
                 "`langgraph dev` (in-memory runtime, loopback) started until /ok answers"
-                + skipped)]
+                + ("" if runs else "; quick: the per-call rows are skipped (a warm-up run "
+                   "and two timed runs take about 40 s)"))]
+    if not runs:
+        return rows
     for (label, values), name in zip(samples.items(), CALLS, strict=True):
         p90 = statistics.quantiles(values, n=10)[-1] if len(values) > 1 else values[0]
         rows.append(row(f"langgraph_dev_{name}", statistics.median(values), None, "ms", None,
