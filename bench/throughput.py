@@ -83,22 +83,14 @@ def runs_per_second(workers: int, runs: int, shared: bool = False,
         return runs / (time.perf_counter() - began)
 
 
-def startup_seconds(url: str = POSTGRES_URL) -> float:
-    """Seconds one worker process alone takes to start, open canal and exit with no runs."""
-    with project() as (root, env), postgres_schema(url) as db:
-        began = time.perf_counter()
-        subprocess.run([sys.executable, "-c", WORKER, db, "[]"], cwd=root, env=env,
-                       capture_output=True, check=True)
-        return time.perf_counter() - began
-
-
 def throughput_rows(runs: int, shared: bool) -> list[dict[str, Any]]:
     """``pg_throughput_<W>`` (split) for W = 1, 2, 4 and ``pg_scaling``; with ``shared``,
     ``pg_throughput_<W>_shared`` too."""
     cores, load = os.cpu_count(), os.getloadavg()[0]
     how = (f"{runs} runs (gate, 2 chained Python tools, notification: 2 advances each) on "
            "one PostgreSQL database, each worker a new process owning a slice; worker "
-           f"start-up included (one worker alone starts in {startup_seconds():.1f} s); "
+           f"start-up included (one worker alone starts and finishes one run in "
+           f"{1 / runs_per_second(1, 1):.1f} s); "
            f"load average {load:.1f} at the start")
     rates = {w: runs_per_second(w, runs) for w in (1, 2, 4)}
     rows = [row(f"pg_throughput_{w}", rate, None, "runs/s", None,
