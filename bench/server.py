@@ -6,26 +6,24 @@ over MCP, then the next gate), the role (``create_role``, then the notification)
 acknowledgement. Every call is ``runs.wait`` (the call returns when the run has paused or
 ended), timed from the client. Server start-up is timed once.
 
-Usage: ``.venv/bin/python bench/server.py [--runs N]``. Prints a Markdown table.
+Quick mode times only the start-up: a run takes about six seconds, and twenty of them
+more than two minutes.
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.servers.langgraph_dev import copy_project, langgraph_dev  # noqa: E402
+from bench.rows import row
+from tests.servers.langgraph_dev import copy_project, langgraph_dev
 
 WORKFLOW = "create-permission-set"
+CALLS = ("start", "rejected", "valid_tool_gate", "valid_tool_notification", "acknowledge")
 
 
 def timed(samples: dict[str, list[float]], label: str, call: Callable[[], Any]) -> Any:
@@ -53,10 +51,9 @@ def one_run(client: Any, index: int, samples: dict[str, list[float]]) -> None:
     assert out["status"] == "completed", out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=20)
-    args = parser.parse_args()
+def samples_ms(runs: int) -> tuple[float, dict[str, list[float]]]:
+    """Milliseconds until ``langgraph dev`` is ready, and of each call over ``runs`` runs
+    (after one warm-up run: first imports, the MCP server's first start)."""
     from langgraph_sdk import get_sync_client
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,15 +64,31 @@ def main() -> None:
             ready = (time.perf_counter() - began) * 1000
             client = get_sync_client(url=url, timeout=60)
             samples: dict[str, list[float]] = {}
-            one_run(client, -1, {})  # warm-up: first imports, the MCP server's first start
-            for index in range(args.runs):
+            if runs:
+                one_run(client, -1, {})
+            for index in range(runs):
                 one_run(client, index, samples)
-    print(f"`langgraph dev` ready after {ready:.0f} ms; medians of {args.runs} runs\n")
-    print("| call (`runs.wait`) | median ms | p90 ms |\n|---|---|---|")
-    for label, values in samples.items():
+    return ready, samples
+
+
+def server_rows(runs: int) -> list[dict[str, Any]]:
+    """``langgraph_dev_ready`` and one ``langgraph_dev_<call>`` row (median ms) a call
+    (none when ``runs`` is 0)."""
+    ready, samples = samples_ms(runs)
+    rows = [row("langgraph_dev_ready", ready, None, "ms", None,
+                "`langgraph dev` (in-memory runtime, loopback) started until /ok answers"
+                + ("" if runs else "; quick: the per-call rows are skipped (a warm-up run "
+                   "and two timed runs take about 40 s)"))]
+    if not runs:
+        return rows
+    for (label, values), name in zip(samples.items(), CALLS, strict=True):
         p90 = statistics.quantiles(values, n=10)[-1] if len(values) > 1 else values[0]
-        print(f"| {label} | {statistics.median(values):.0f} | {p90:.0f} |")
+        rows.append(row(f"langgraph_dev_{name}", statistics.median(values), None, "ms", None,
+                        f"runs.wait through `langgraph dev`, {label}: median of {runs} runs, "
+                        f"p90 {p90:.0f} ms; about 1 s of it is the dev server's run queue, "
+                        "which polls every 0.5 s"))
+    return rows
 
 
-if __name__ == "__main__":
-    main()
+def measure(quick: bool) -> list[dict[str, Any]]:
+    return server_rows(0 if quick else 20)
