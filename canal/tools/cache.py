@@ -10,12 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from canal.errors import ToolNotFound
-from canal.files import private_dir
+from canal.files import FILE_MODE, private_dir
 from canal.files import write_private as _write
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
@@ -110,19 +110,39 @@ class ToolCache:
              index_markdown: str) -> None:
         """Write every tool's files, remove those of ``stale`` tools, then the indexes."""
         private_dir(self.folder)
+        plain = {meta.name: _plain(meta) for meta in tools}
         for meta in tools:
-            _write(self._meta_path(meta.name),
-                   json.dumps(asdict(meta), indent=2, allow_nan=False) + "\n")
-            _write(self.rules_path(meta.name), rules[meta.name])
+            _update(self._meta_path(meta.name),
+                    json.dumps(plain[meta.name], indent=2, allow_nan=False) + "\n")
+            _update(self.rules_path(meta.name), rules[meta.name])
         for name in stale:
             self._meta_path(name).unlink(missing_ok=True)
             text = self.rules_text(name)
             if text is not None and not _has_manual_lines(text):
                 self.rules_path(name).unlink()
         ordered = sorted(tools, key=lambda m: m.name)
-        _write(self.folder / "index.json",
-               json.dumps([asdict(m) for m in ordered], indent=1, allow_nan=False) + "\n")
-        _write(self.folder / "tools-index.md", index_markdown)
+        _update(self.folder / "index.json",
+                json.dumps([plain[m.name] for m in ordered], allow_nan=False) + "\n")
+        _update(self.folder / "tools-index.md", index_markdown)
+
+
+def _plain(meta: ToolMeta) -> dict[str, Any]:
+    """The fields of ``meta`` as its JSON files hold them (``asdict`` would deep-copy every
+    schema, twice per tool per discover)."""
+    return {f.name: getattr(meta, f.name) for f in fields(meta)}
+
+
+def _update(path: Path, text: str) -> None:
+    """Write ``text`` unless the file holds it already: a discover that changes nothing
+    rewrites nothing (and leaves the files' times alone). A file that is not the owner's
+    only is written anew, which makes it so."""
+    try:
+        if (path.stat().st_mode & 0o777 == FILE_MODE
+                and path.read_text(encoding="utf-8") == text):
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    _write(path, text)
 
 
 def _has_manual_lines(text: str) -> bool:

@@ -56,8 +56,14 @@ def test_added_removed_and_changed_are_reported_exactly(tmp_path, toolbox):
         {"name": "a", "type": "integer", "required": True, "description": ""},
         {"name": "b", "type": "integer", "required": True, "description": ""}]
 
+    written = {p.name: p.stat().st_ino for p in folder.iterdir()}
+    (folder / "keep.rules").chmod(0o644)
     third = canal.discover()
     assert (third["added"], third["removed"], third["changed"]) == ([], [], [])
+    # Nothing changed, so no file was written anew, but for the one made readable to others.
+    again = {p.name: p.stat().st_ino for p in folder.iterdir()}
+    assert {name for name in again if again[name] != written[name]} == {"keep.rules"}
+    assert (folder / "keep.rules").stat().st_mode & 0o777 == 0o600
 
 
 def test_pagination_is_followed(tmp_path, toolbox):
