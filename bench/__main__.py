@@ -129,9 +129,15 @@ def _report_targets(rows: list[dict[str, Any]]) -> None:
     if held and not unmet:
         print(f"bench: all {len(held)} targets met", file=sys.stderr)
         return
-    listed = "; ".join(f"{r['name']} (canal {r['canal']}, ratio {r['ratio']}, target "
-                       f"{r['target']})" for r in unmet)
+    listed = "; ".join(f"{r['name']} ({_value(r)}, target {r['target']})" for r in unmet)
     print(f"bench: {len(unmet)} of {len(held)} targets not met: {listed}", file=sys.stderr)
+
+
+def _value(figure: dict[str, Any]) -> str:
+    if figure["canal"] is None:
+        return "no value"
+    ratio = "" if figure["ratio"] is None else f", ratio {figure['ratio']}"
+    return f"{figure['canal']} {figure['unit']}{ratio}"
 
 
 def machine() -> str:

@@ -45,7 +45,7 @@ def _project(folder: Path) -> tuple[Project, dict[str, list[str]]]:
 
 
 def measure(quick: bool) -> list[dict[str, Any]]:
-    rounds = 3 if quick else 10
+    rounds = 5 if quick else 15
     with tempfile.TemporaryDirectory() as tmp:
         project, commands = _project(Path(tmp))
         samples: dict[str, list[float]] = {name: [] for name in [*commands, "baseline"]}
