@@ -153,7 +153,10 @@ def realistic_tool(i: int) -> dict[str, Any]:
     noun = RESOURCES[resource]
     if i >= len(VERBS) * len(RESOURCES):
         noun = f"{DOMAINS[(i // 500 - 1) % len(DOMAINS)]}_{noun}"
-    description, required, props = _shape(verb, noun.replace("_", " "), _fields(resource))
+    thing = noun.replace("_", " ")
+    article = "an" if thing[0] in "aeiou" else "a"
+    description, required, props = _shape(verb, thing, _fields(resource))
+    description = description.replace(f"a {thing}", f"{article} {thing}")
     name = {"list": f"list_{noun}s", "export": f"export_{noun}s",
             "assign": f"assign_{noun}_owner"}.get(verb, f"{verb}_{noun}")
     tool = {"name": name, "description": description,
