@@ -15,11 +15,12 @@ Usage: ``python -m bench.runtime [--quick]`` from the repository root; prints JS
 from __future__ import annotations
 
 import asyncio
+import itertools
 import operator
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
@@ -78,38 +79,32 @@ def new_canal(workdir: Path, home: str) -> Any:
                  tools=PythonTools({"make": make, "role": role}))
 
 
-def facade(workdir: Path, runs: int, mode: str) -> list[float]:
+Sampler = Iterator[float]  # each ``next`` times one advance, in seconds
+
+
+def facade(workdir: Path, mode: str) -> Sampler:
     """``advance`` through the facade: ``sync``, ``events`` (with a listener) or ``async``
     (``aadvance``, every sample in one event loop)."""
     canal = new_canal(workdir, f"facade-{mode}")
     if mode == "events":
         canal.on_event = lambda event: None
-
-    async def timed_async(thread: str) -> tuple[float, Any]:
-        t = time.perf_counter()
-        env = await canal.aadvance(thread, ANSWER)
-        return time.perf_counter() - t, env
-
-    def timed(thread: str) -> tuple[float, Any]:
-        t = time.perf_counter()
-        env = canal.advance(thread, ANSWER)
-        return time.perf_counter() - t, env
-
-    async def all_async() -> list[tuple[float, Any]]:
-        return [await timed_async(canal.start("flow", thread_id=f"{mode}-{i}").thread_id)
-                for i in range(runs)]
-
-    if mode == "async":
-        timings = asyncio.run(all_async())
-    else:
-        timings = [timed(canal.start("flow", thread_id=f"{mode}-{i}").thread_id)
-                   for i in range(runs)]
-    canal.close()
-    assert all(env.step.id == "done" for _, env in timings)
-    return [elapsed for elapsed, _ in timings]
+    loop = asyncio.new_event_loop()
+    try:
+        for i in itertools.count():
+            thread = canal.start("flow", thread_id=f"{mode}-{i}").thread_id
+            began = time.perf_counter()
+            if mode == "async":
+                env = loop.run_until_complete(canal.aadvance(thread, ANSWER))
+            else:
+                env = canal.advance(thread, ANSWER)
+            yield time.perf_counter() - began
+            assert env.step.id == "done", env.to_json()
+    finally:
+        loop.close()
+        canal.close()
 
 
-def hand_written(workdir: Path, runs: int) -> list[float]:
+def hand_written(workdir: Path) -> Sampler:
     """The same work written by hand: interrupt, two tool nodes, interrupt."""
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.graph import END, START, StateGraph
@@ -139,97 +134,108 @@ def hand_written(workdir: Path, runs: int) -> list[float]:
     builder.add_edge("done", END)
     conn = sqlite3.connect(workdir / "hand.db", check_same_thread=False)
     graph = builder.compile(checkpointer=SqliteSaver(conn))
-    samples = []
-    for i in range(runs):
-        config = {"configurable": {"thread_id": f"hand-{i}"}}
-        graph.invoke({"gate": {}, "result": {}, "log": []}, config, durability="sync")
-        t = time.perf_counter()
-        graph.invoke(Command(resume=ANSWER), config, durability="sync")
-        samples.append(time.perf_counter() - t)
-    conn.close()
-    return samples
+    try:
+        for i in itertools.count():
+            config = {"configurable": {"thread_id": f"hand-{i}"}}
+            graph.invoke({"gate": {}, "result": {}, "log": []}, config, durability="sync")
+            began = time.perf_counter()
+            graph.invoke(Command(resume=ANSWER), config, durability="sync")
+            yield time.perf_counter() - began
+    finally:
+        conn.close()
 
 
-def graph_sync(workdir: Path, runs: int) -> list[float]:
-    """canal's compiled graph, ``invoke`` on the store's SQLite saver."""
+def graph_run(workdir: Path, mode: str) -> Sampler:
+    """canal's compiled graph: ``invoke`` on the store's SQLite saver (``sync``), ``ainvoke``
+    on it (``async``), or ``ainvoke`` on an ``AsyncSqliteSaver`` of its own file
+    (``aiosqlite``); the async ones run every sample in one event loop."""
     from langgraph.types import Command
 
-    canal = new_canal(workdir, "graph-sync")
-    graph = canal.compile("flow")
-    samples = []
-    for i in range(runs):
-        config = {"configurable": {"thread_id": f"g-{i}"}}
-        graph.invoke({}, config)
-        t = time.perf_counter()
-        out = graph.invoke(Command(resume=ANSWER), config)
-        samples.append(time.perf_counter() - t)
-        assert out["__interrupt__"][0].value["step"]["id"] == "done"
-    canal.close()
-    return samples
+    async def own_saver() -> tuple[Any, Any]:
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+        conn = await aiosqlite.connect(workdir / "aio.db")
+        return conn, AsyncSqliteSaver(conn)  # it takes the running loop as its own
 
-def graph_async(workdir: Path, runs: int, aiosqlite_saver: bool) -> list[float]:
-    """``ainvoke`` on the store's saver, or on an ``AsyncSqliteSaver`` of its own file."""
-    from langgraph.types import Command
+    canal = new_canal(workdir, f"graph-{mode}")
+    loop = asyncio.new_event_loop()
+    conn = None
 
-    canal = new_canal(workdir, f"graph-async-{aiosqlite_saver}")
+    def invoke(value: Any, config: dict[str, Any]) -> Any:
+        if mode == "sync":
+            return graph.invoke(value, config)
+        return loop.run_until_complete(graph.ainvoke(value, config))
 
-    async def run() -> list[float]:
-        if aiosqlite_saver:
-            import aiosqlite
-            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-            conn = await aiosqlite.connect(workdir / "aio.db")
-            graph = canal.compile("flow", checkpointer=AsyncSqliteSaver(conn))
+    try:
+        if mode == "aiosqlite":
+            conn, saver = loop.run_until_complete(own_saver())
+            graph = canal.compile("flow", checkpointer=saver)
         else:
-            conn, graph = None, canal.compile("flow")
-        samples = []
-        for i in range(runs):
-            config = {"configurable": {"thread_id": f"a-{i}"}}
-            await graph.ainvoke({}, config)
-            t = time.perf_counter()
-            out = await graph.ainvoke(Command(resume=ANSWER), config)
-            samples.append(time.perf_counter() - t)
+            graph = canal.compile("flow")
+        for i in itertools.count():
+            config = {"configurable": {"thread_id": f"g-{i}"}}
+            invoke({}, config)
+            began = time.perf_counter()
+            out = invoke(Command(resume=ANSWER), config)
+            yield time.perf_counter() - began
             assert out["__interrupt__"][0].value["step"]["id"] == "done"
+    finally:
         if conn is not None:
-            await conn.close()
-        return samples
-
-    samples = asyncio.run(run())
-    canal.close()
-    return samples
+            loop.run_until_complete(conn.close())
+        loop.close()
+        canal.close()
 
 
-INFORMATIONAL: list[tuple[str, str, Callable[[Path, int], list[float]]]] = [
-    ("advance_events_ms", "`Canal.advance` with an `on_event` listener",
-     lambda w, n: facade(w, n, "events")),
-    ("aadvance_ms", "`await Canal.aadvance` (advance in a worker thread)",
-     lambda w, n: facade(w, n, "async")),
-    ("graph_ainvoke_ms", "canal's graph, `ainvoke` on the store's SQLite saver (async "
-     "methods in threads)", lambda w, n: graph_async(w, n, aiosqlite_saver=False)),
-    ("graph_ainvoke_aiosqlite_ms", "canal's graph, `ainvoke` on LangGraph's "
-     "`AsyncSqliteSaver` (aiosqlite)", lambda w, n: graph_async(w, n, aiosqlite_saver=True)),
-]
+def interleaved(samplers: dict[str, Sampler], runs: int) -> dict[str, float]:
+    """The median milliseconds of each sampler over ``runs`` rounds that take one sample of
+    each in turn (after one round not counted, which compiles and warms up), so a busy moment
+    of the machine falls on every variant alike."""
+    samples: dict[str, list[float]] = {name: [] for name in samplers}
+    try:
+        for round_ in range(runs + 1):
+            for name, sampler in samplers.items():
+                elapsed = next(sampler)
+                if round_:
+                    samples[name].append(elapsed)
+    finally:
+        for sampler in samplers.values():
+            sampler.close()
+    return {name: median_ms(found) for name, found in samples.items()}
+
+
+INFORMATIONAL = {
+    "advance_events_ms": "`Canal.advance` with an `on_event` listener",
+    "aadvance_ms": "`await Canal.aadvance` (advance in a worker thread)",
+    "graph_ainvoke_ms": "canal's graph, `ainvoke` on the store's SQLite saver (async methods "
+                        "in threads)",
+    "graph_ainvoke_aiosqlite_ms": "canal's graph, `ainvoke` on LangGraph's `AsyncSqliteSaver` "
+                                  "(aiosqlite)",
+}
 
 
 def measure(quick: bool) -> list[dict[str, Any]]:
     runs = 10 if quick else 30
     what = "gate + 2 chained tools, SQLite, sync durability"
     with workflow_dir() as workdir:
-        ours = median_ms(facade(workdir, runs, "sync"))
-        hand = median_ms(hand_written(workdir, runs))
-        invoke = median_ms(graph_sync(workdir, runs))
-        figures = [
-            row("advance_overhead_ratio", ours, hand, "ms", "ratio <= 1.5",
-                f"`Canal.advance` ({what}; encrypted state, call journal) against a "
-                f"hand-written LangGraph graph doing the same work; medians of {runs}"),
-            row("graph_invoke_ms", invoke, hand, "ms", None,
-                f"canal's compiled graph, `invoke` on the store's SQLite saver, against the "
-                f"hand-written graph; medians of {runs}")]
-        figures += [row(name, median_ms(run(workdir, runs)), invoke, "ms", None,
-                        f"{note} against canal's graph `invoke`; medians of {runs}")
-                    for name, note, run in INFORMATIONAL]
-    return figures
+        ms = interleaved({
+            "advance": facade(workdir, "sync"), "hand": hand_written(workdir),
+            "graph_invoke_ms": graph_run(workdir, "sync"),
+            "advance_events_ms": facade(workdir, "events"),
+            "aadvance_ms": facade(workdir, "async"),
+            "graph_ainvoke_ms": graph_run(workdir, "async"),
+            "graph_ainvoke_aiosqlite_ms": graph_run(workdir, "aiosqlite")}, runs)
+    how = f"medians of {runs}, every variant sampled in turn"
+    return [
+        row("advance_overhead_ratio", ms["advance"], ms["hand"], "ms", "ratio <= 1.5",
+            f"`Canal.advance` ({what}; encrypted state, call journal) against a "
+            f"hand-written LangGraph graph doing the same work; {how}"),
+        row("graph_invoke_ms", ms["graph_invoke_ms"], ms["hand"], "ms", None,
+            f"canal's compiled graph, `invoke` on the store's SQLite saver, against the "
+            f"hand-written graph; {how}"),
+        *(row(name, ms[name], ms["graph_invoke_ms"], "ms", None,
+              f"{note} against canal's graph `invoke`; {how}")
+          for name, note in INFORMATIONAL.items())]
 
 
 if __name__ == "__main__":
