@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import statistics
+import sys
+from collections.abc import Callable
 from typing import Any
 
 KEYS = ("name", "canal", "baseline", "ratio", "unit", "target", "note")
@@ -28,3 +31,17 @@ def _round(value: float | None) -> float | None:
     if value is None:
         return None
     return round(value, 2) if abs(value) < 1000 else round(value)
+
+
+def failed(name: str, note: str, unit: str = "", target: str | None = None) -> dict[str, Any]:
+    """A figure that could not be taken: no values, ``note`` says why."""
+    return {"name": name, "canal": None, "baseline": None, "ratio": None, "unit": unit,
+            "target": target, "note": note}
+
+
+def run_alone(measure: Callable[[bool], list[dict[str, Any]]]) -> None:
+    """Run one measure module on its own (``python -m bench.NAME [--quick]``): print its
+    rows as JSON lines."""
+    quick = "--quick" in sys.argv[1:]
+    for figure in measure(quick):
+        print(json.dumps(figure), flush=True)

@@ -6,7 +6,7 @@ async methods, and the async savers (``AsyncSqliteSaver`` over aiosqlite,
 ``AsyncPostgresSaver``) would need connections of their own beside the ones canal's tables,
 locks and call journal share. So canal keeps one implementation: each async method runs its
 synchronous twin in a worker thread (``asyncio.to_thread``), over the same connection and
-lock, and the event loop never waits on the database. ``bench/async_latency.py`` measures
+lock, and the event loop never waits on the database. ``python -m bench --only runtime`` measures
 what the thread hop costs against the synchronous path and against ``AsyncSqliteSaver``.
 """
 
