@@ -38,6 +38,11 @@ MEASURES = [
     "bench.tools",
     "bench.search_latency",
     "bench.agent",
+    "bench.discover",
+    "bench.throughput",
+    "bench.storage",
+    "bench.memory",
+    "bench.server",
 ]
 
 _TARGET = re.compile(r"\s*(ratio\s*)?(<=|>=|<|>)\s*(-?[0-9.]+)")
