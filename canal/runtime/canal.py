@@ -306,7 +306,7 @@ class Canal:
 
         graph = self._graph(spec)
         saver = self.store.saver()
-        since = head_id(saver, thread_id)
+        since = head_id(self.store, thread_id)
         try:
             with _untraced_if_sensitive(spec):
                 self._run_graph(graph, graph_input, config_of(thread_id))

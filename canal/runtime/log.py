@@ -53,9 +53,9 @@ def transitions(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
             [e for e in entries if e.get("kind") == "span"])
 
 
-def head_id(saver: Any, thread_id: str) -> str | None:
+def head_id(store: Any, thread_id: str) -> str | None:
     """The id of the run's latest checkpoint (None before the first one)."""
-    found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+    found = store.head(thread_id)
     return found.config["configurable"]["checkpoint_id"] if found else None
 
 

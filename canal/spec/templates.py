@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from canal.errors import TemplateError
@@ -85,7 +86,19 @@ def pending_as_text(value: Any) -> Any:
 
 
 def scan(text: str) -> Iterator[Reference | Malformed]:
-    """Yield every reference in ``text`` in order, and a Malformed for each broken one."""
+    """Every reference in ``text`` in order, and a Malformed for each broken one.
+
+    A workflow's templates are few and rendered at every step, so each text is parsed once
+    per process (the parts are frozen)."""
+    return iter(_scanned(text))
+
+
+@lru_cache(maxsize=4096)
+def _scanned(text: str) -> tuple[Reference | Malformed, ...]:
+    return tuple(_scan(text))
+
+
+def _scan(text: str) -> Iterator[Reference | Malformed]:
     pos = 0
     while True:
         start = text.find("{{", pos)
