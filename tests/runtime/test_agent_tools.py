@@ -224,21 +224,22 @@ def test_an_agent_takes_over_a_failed_step(platform: Path) -> None:
 def test_tools_speak_the_mcp_servers_vocabulary(tmp_path: Path) -> None:
     canal = Canal(workflows=tmp_path, home=tmp_path / ".canal", checkpointer="memory:")
     tools = {tool.name: tool for tool in canal.as_tools(include=[
-        "workflows", "show", "index", "meta", "call", "start", "advance", "plan", "current",
-        "runs", "rewind", "abort"])}
+        "workflows", "show", "index", "search", "meta", "call", "start", "advance", "plan",
+        "current", "runs", "rewind", "abort"])}
     assert {name: list(tool.args) for name, tool in tools.items()} == {
-        "workflows": [], "show": ["workflow"], "index": [], "meta": ["tool", "required_only"],
+        "workflows": [], "show": ["workflow"], "index": [], "search": ["query", "limit"],
+        "meta": ["tool", "required_only"],
         "call": ["tool", "args", "confirm"], "start": ["workflow", "thread_id"],
         "advance": ["thread_id", "gate_data", "step"], "plan": ["thread_id", "gate_data"],
         "current": ["thread_id"], "runs": ["status"], "rewind": ["thread_id", "step"],
         "abort": ["thread_id"]}
-    assert [t.name for t in canal.as_tools()] == ["workflows", "show", "index", "meta",
-                                                  "start", "advance", "plan", "current",
-                                                  "runs", "rewind", "abort"]
+    assert [t.name for t in canal.as_tools()] == ["workflows", "show", "index", "search",
+                                                  "meta", "start", "advance", "plan",
+                                                  "current", "runs", "rewind", "abort"]
     for word in ("rejected", "failed", '"action": "retry"', "notification", "completed"):
         assert word in tools["advance"].description, word
-    with pytest.raises(UsageError, match="no agent tool named 'search'"):
-        canal.as_tools(include=["start", "search"])
+    with pytest.raises(UsageError, match="no agent tool named 'discover'"):
+        canal.as_tools(include=["start", "discover"])
 
 
 def test_each_tool_answers_what_the_cli_prints(platform: Path) -> None:
