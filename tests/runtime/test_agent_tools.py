@@ -246,7 +246,7 @@ def test_each_tool_answers_what_the_cli_prints(platform: Path) -> None:
     cli = Cli(platform)
     with open_canal(platform) as canal:
         tools = {tool.name: tool for tool in canal.as_tools(include=[
-            "workflows", "show", "index", "meta", "call", "start", "advance", "plan",
+            "workflows", "show", "index", "search", "meta", "call", "start", "advance", "plan",
             "current", "runs"])}
 
         def ask(name: str, **args: Any) -> dict[str, Any]:
@@ -276,11 +276,15 @@ def test_each_tool_answers_what_the_cli_prints(platform: Path) -> None:
         assert ask("runs", status="completed") == {"status": "ok", "count": 0, "runs": []}
         assert ask("show", workflow=WORKFLOW) == cli("show", WORKFLOW).json
         assert ask("index") == cli("index").json
+        found = ask("search", query="delete a project", limit=2)
+        assert found == cli("search", "delete a project", "--limit", "2").json
+        assert found["tools"][0].startswith("delete_project ")
         assert ask("workflows") == {"status": "ok", "workflows": cli("index").json["workflows"]}
         assert ask("meta", tool="create_role", required_only=True) == cli(
             "meta", "create_role", "--required-only").json
         # a refusal is the CLI's error document, not an exception
         for args, command in (({"tool": "nope"}, ["meta", "nope"]),
+                              ({"query": " "}, ["search", " "]),
                               ({"workflow": "nope"}, ["start", "nope"]),
                               ({"workflow": "nope"}, ["show", "nope"]),
                               ({"thread_id": "nope"}, ["current", "nope"])):
