@@ -220,6 +220,24 @@ class _Runner:
         raise NotImplementedError
 
 
+def fresh_imports(runner: _Runner, commands: list[list[str]],
+                  prefixes: tuple[str, ...]) -> list[str]:
+    """The modules whose names start with one of ``prefixes`` that a new interpreter has
+    imported once it ran ``commands`` (each must exit 0) in the runner's project."""
+    probe = (
+        "import contextlib, io, json, sys\n"
+        "from canal.cli.main import run\n"
+        f"for argv in {commands!r}:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        assert run(argv) == 0, argv\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({prefixes!r}))))\n")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=runner.cwd, env=runner.env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    loaded: list[str] = json.loads(out.stdout)
+    return loaded
+
+
 class Cli(_Runner):
     """Runs canal's command line (``canal.cli.main.run``) in this process, as if it were a
     new ``canal`` process started in the project folder. The default runner."""

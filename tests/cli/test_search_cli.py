@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench.tools import realistic_tool
-from tests.conftest import Cli, cache_tools, crud_tools
+from tests.conftest import Cli, cache_tools, crud_tools, fresh_imports
 
 
 @pytest.fixture
@@ -61,22 +59,6 @@ def test_the_index_sums_up_above_50_tools_and_full_lists_them(many: Cli) -> None
 
 
 def test_search_imports_no_graph_engine_no_mcp_and_index_no_numpy(many: Cli) -> None:
-    probe = (
-        "import sys, io, contextlib\n"
-        "from canal.cli.main import run\n"
-        "def loaded(*names):\n"
-        "    return sorted(m for m in sys.modules if m.split('.')[0] in names)\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    assert run(['index']) == 0\n"
-        "print(loaded('numpy', 'bm25s'))\n"
-        "out = io.StringIO()\n"
-        "with contextlib.redirect_stdout(out):\n"
-        "    assert run(['search', 'create a project']) == 0\n"
-        "assert out.getvalue().startswith('{\"status\": \"ok\"'), out.getvalue()\n"
-        "print(loaded('langchain_core', 'langgraph', 'mcp', 'langchain_mcp_adapters'))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", probe], cwd=many.cwd, env=many.env,
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == ["[]", "[]"]
-
+    assert fresh_imports(many, [["index"]], ("numpy", "bm25s")) == []
+    assert fresh_imports(many, [["search", "create a project"]], (
+        "langchain_core", "langgraph", "mcp", "langchain_mcp_adapters")) == []
