@@ -1,4 +1,5 @@
-"""Tool figures: discover time for hundreds of tools, and the context an agent reads.
+"""Tool figures: discover and search time for hundreds of tools, and the context an agent
+reads.
 
 Context compares what canal hands an agent for one task (the index, one tool's ``meta``,
 one workflow step) against injecting every tool's full schema, as an MCP host does.
@@ -21,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from canal import Canal  # noqa: E402
+from canal.tools.search import _RANKINGS  # noqa: E402
 from tests.conftest import Toolbox, schema  # noqa: E402
 
 
@@ -69,18 +71,34 @@ def main() -> None:
             t = time.perf_counter()
             assert canal.discover()["changed_count"] == 0
             again.append(time.perf_counter() - t)
+        cold, warm = [], []
+        for i in range(args.runs):
+            _RANKINGS.clear()  # as a new process finds it
+            t = time.perf_counter()
+            canal.search(f"change the owner of resource {i}")
+            cold.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            canal.search(f"update the labels of resource family {i + 1}")
+            warm.append(time.perf_counter() - t)
         index = json.dumps(canal.index())
+        found = json.dumps(canal.search("update resource family 7 owner"))
         meta = json.dumps(canal.meta("resource_007_update"))
         step = json.dumps(canal.start("create-permission-set").to_json())
         everything = json.dumps([{"name": t["name"], "description": t["description"],
                                   "inputSchema": t["inputSchema"]} for t in tools])
-    ours = tokens(index) + tokens(meta) + tokens(step)
+    # above 50 tools the index sums them up, and the agent searches for its task
+    ours = tokens(index) + (tokens(found) if args.tools > 50 else 0) + tokens(meta) \
+        + tokens(step)
     print("| measure | value |")
     print("|---|---|")
     print(f"| `discover`, {args.tools} tools, empty cache (median of {args.runs}) | "
           f"{statistics.median(first) * 1000:.0f} ms |")
     print(f"| `discover` again, nothing changed | {statistics.median(again) * 1000:.0f} ms |")
-    print(f"| context: index + one `meta` + one step | ~{ours:,} tokens |")
+    print(f"| `search`, {args.tools} tools, first in a process (median of {args.runs}) | "
+          f"{statistics.median(cold) * 1000:.0f} ms |")
+    print(f"| `search` again in the same process | {statistics.median(warm) * 1000:.0f} ms |")
+    print(f"| context: index + one `search` (above 50 tools) + one `meta` + one step | "
+          f"~{ours:,} tokens |")
     print(f"| context: every tool schema injected | ~{tokens(everything):,} tokens |")
     print(f"| of which the index alone | ~{tokens(index):,} tokens |")
 
