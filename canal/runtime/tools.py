@@ -121,6 +121,8 @@ class ToolCommands:
         files = workflow_files(folder)
         key = (name, description, digest_of(files))
         if key not in _WORKFLOW_TEXTS:
+            if len(_WORKFLOW_TEXTS) > 1000:
+                _WORKFLOW_TEXTS.clear()
             try:
                 spec = load_files(name, files, str(folder))
             except CanalError:

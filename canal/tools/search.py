@@ -18,6 +18,7 @@ per tool (``server_lines``) and points to search.
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -121,13 +122,14 @@ class Ranking:
         self.entries = list(entries)
         documents = [words(e.texts[0] + "\n" + "\n".join(e.texts)) for e in self.entries]
         self._bm25 = bm25s.BM25()
-        if self.entries:
+        self._empty = not any(documents)  # bm25s cannot index no words at all
+        if not self._empty:
             self._bm25.index(documents, show_progress=False)
 
     def top(self, query: str) -> list[Entry]:
         """Every entry that shares a word with ``query``, best first (ties by kind, then
         name, so the order is stable)."""
-        ids = self._bm25.get_tokens_ids(words(query)) if self.entries else []
+        ids = [] if self._empty else self._bm25.get_tokens_ids(words(query))
         if not ids:
             return []
         scores = self._bm25.get_scores_from_ids(ids)
@@ -138,18 +140,20 @@ class Ranking:
 
 _RANKINGS: dict[Hashable, Ranking] = {}  # per process, the latest few
 _KEPT = 4
+_LOCK = threading.Lock()  # Canal objects in several threads may search at once
 
 
 def ranking(key: Hashable, entries: Callable[[], Sequence[Entry]]) -> Ranking:
     """The ranking of ``entries()``, built once per process for one ``key`` (a fingerprint
     of everything the entries are made from): a server answering many searches over one
     tool cache reads the tools and builds the ranking once."""
-    found = _RANKINGS.get(key)
-    if found is None:
-        if len(_RANKINGS) >= _KEPT:
-            _RANKINGS.pop(next(iter(_RANKINGS)))
-        found = _RANKINGS[key] = Ranking(entries())
-    return found
+    with _LOCK:
+        found = _RANKINGS.get(key)
+        if found is None:
+            if len(_RANKINGS) >= _KEPT:
+                _RANKINGS.pop(next(iter(_RANKINGS)))
+            found = _RANKINGS[key] = Ranking(entries())
+        return found
 
 
 def server_lines(tools: Iterable[ToolMeta], examples: int = 3, common: int = 5) -> list[str]:

@@ -118,6 +118,13 @@ def test_an_empty_project_finds_nothing(tmp_path: Path) -> None:
     assert canal.search("anything")["tools"] == []
 
 
+def test_tools_without_a_searchable_word_find_nothing(tmp_path: Path) -> None:
+    cache_tools(tmp_path / ".canal", {"odd": [{"name": "the", "inputSchema": {}}]})
+    canal = Canal(workflows=tmp_path / "none", home=tmp_path / ".canal",
+                  checkpointer="memory:")
+    assert canal.search("the tool")["tools"] == []
+
+
 def test_words_split_names_as_they_are_written() -> None:
     assert words("create_project") == words("createProject") == words("create-project") \
         == words("Create projects") == ["create", "project"]
