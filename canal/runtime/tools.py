@@ -1,4 +1,4 @@
-"""The tool service of the ``Canal`` facade: discover, index, meta and call."""
+"""The tool service of the ``Canal`` facade: discover, index, search, meta and call."""
 
 from __future__ import annotations
 
