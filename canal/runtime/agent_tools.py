@@ -11,10 +11,10 @@ The names and argument names are those of canal's MCP tools (DESIGN.md §9), so 
 speak one vocabulary. ``workflows`` lists what can be started, ``show`` what one would do
 (its steps, fixed values and where the others come from), ``index`` lists the workflows
 and the tools (one line per server when there are many), and ``search`` ranks both for a
-task. ``call`` (one raw tool call,
-outside any workflow) is offered only when asked for by name, since a workflow is the
-checked way to change things. One set of tools answers one call at a time: an agent that
-emits several calls in one message gets them answered one after another.
+task. ``call`` (one raw tool call, outside any workflow) is offered only when asked for by
+name, since a workflow is the checked way to change things. One set of tools answers one
+call at a time: an agent that emits several calls in one message gets them answered one
+after another.
 """
 
 from __future__ import annotations

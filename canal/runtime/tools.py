@@ -82,13 +82,10 @@ class ToolCommands:
         flows = self._workflow_entries()
         key = (str(self.tool_cache.folder), self.tool_cache.fingerprint(), tuple(flows))
         found = ranking(key, lambda: flows + self._tool_entries()).top(query)
-        workflows = [e.name for e in found if e.kind == "workflow"][:limit]
-        tools = [e.name for e in found if e.kind == "tool"][:limit]
-        lines = {(e.kind, e.name): e.line for e in found}
-        return {"status": "ok", "query": query,
-                "workflows": [lines["workflow", n] for n in workflows],
-                "tools": [lines["tool", n] for n in tools],
-                "next": _search_next(workflows, tools)}
+        workflows = [e for e in found if e.kind == "workflow"][:limit]
+        tools = [e for e in found if e.kind == "tool"][:limit]
+        return {"status": "ok", "query": query, "workflows": [e.line for e in workflows],
+                "tools": [e.line for e in tools], "next": _search_next(workflows, tools)}
 
     def _workflow_entries(self) -> list[Entry]:
         """Every workflow, with the texts search finds it by."""
@@ -225,14 +222,14 @@ def workflow_line(name: str, description: str) -> str:
     return f"{name}: {description}"
 
 
-def _search_next(workflows: list[str], tools: list[str]) -> dict[str, Any]:
+def _search_next(workflows: list[Entry], tools: list[Entry]) -> dict[str, Any]:
     if workflows:
-        return {"command": "start", "workflow": workflows[0],
+        return {"command": "start", "workflow": workflows[0].name,
                 "hint": "prefer a workflow that covers the task: canal start WORKFLOW (canal "
                         "show WORKFLOW says what it would do); for one tool, canal meta TOOL "
                         "shows its fields"}
     if tools:
-        return {"command": "meta", "tool": tools[0],
+        return {"command": "meta", "tool": tools[0].name,
                 "hint": "no workflow matched: canal meta TOOL shows a tool's fields before "
                         "you call it"}
     return {"command": "search", "hint": "nothing matched: search again with other words "
