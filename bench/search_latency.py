@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.rows import failed, median_ms, row, run_alone
+from bench.rows import median_ms, row, run_alone
 
 NAMES = ("search_ms",)
 TARGET = "<= 100 ms"
@@ -22,13 +22,10 @@ QUERIES = ("create a role in a project", "disable an api key", "export invoices 
 
 
 def measure(quick: bool) -> list[dict[str, Any]]:
-    from bench.tools import has_search, realistic_tools
+    from bench.tools import realistic_tools
     from canal import Canal
     from tests.conftest import Toolbox
 
-    if not has_search():
-        return [failed("search_ms", "error: canal has no `Canal.search` yet, so there is "
-                       "nothing to time", "ms", TARGET)]
     rounds = 3 if quick else 10
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

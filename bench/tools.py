@@ -8,8 +8,6 @@ step envelope (``canal start create-permission-set``); what an MCP host injects 
 tool's name, description and ``inputSchema`` as ``tools/list`` gives them. Tokens are
 estimated as characters / 4 (no tokenizer is installed offline).
 
-Until canal has a ``search`` command, ``canal index`` stands in for it (the note says so).
-
 Usage: ``python -m bench.tools [--quick]`` from the repository root; prints JSON lines.
 """
 
@@ -25,7 +23,7 @@ from typing import Any
 from bench.project import ROOT, Project, example_server
 from bench.rows import row, run_alone
 
-NAMES = ("context_ratio", "context_full_index")
+NAMES = ("context_ratio", "context_with_index", "context_full_index")
 QUERY = "create a role in a project"
 TOOL = "create_role"
 
@@ -203,32 +201,28 @@ def tool_project(folder: Path, tools: list[dict[str, Any]]) -> Project:
     return project
 
 
-def has_search() -> bool:
-    from canal import Canal
-
-    return hasattr(Canal, "search")
-
-
 def measure(quick: bool) -> list[dict[str, Any]]:
     generated, example = realistic_tools(500), example_tools()
     everything = tokens(schemas(generated + example))
     with tempfile.TemporaryDirectory() as tmp:
         project = tool_project(Path(tmp), generated)
-        index = project.output("index")
-        found = project.output("search", QUERY, "--limit", "5") if has_search() else index
+        summary = project.output("index")
+        full = project.output("index", "--full")
+        found = project.output("search", QUERY, "--limit", "5")
         meta = project.output("meta", TOOL)
         step = project.output("start", "create-permission-set")
-    how = (f"`canal search \"{QUERY}\"`" if has_search() else
-           "`canal index` (standing in: canal has no `search` command yet)")
     every = (f"every tool's name, description and inputSchema ({len(generated)} generated, "
              f"{len(example)} of the example platform)")
+    used = f"`canal meta {TOOL}` + the step envelope, against {every}"
     return [
         row("context_ratio", tokens(found + meta + step), everything, "tokens", "ratio <= 0.05",
-            f"{how} + `canal meta {TOOL}` + the step envelope, against {every}; tokens = "
+            f"`canal search \"{QUERY}\"` (~{tokens(found)} tokens) + {used}; tokens = "
             "characters / 4"),
-        row("context_full_index", tokens(index + meta + step), everything, "tokens", None,
-            f"`canal index` (of which ~{tokens(index)} tokens) + `canal meta {TOOL}` + the "
-            f"step envelope, against {every}"),
+        row("context_with_index", tokens(summary + found + meta + step), everything, "tokens",
+            None, f"`canal index` summed up per server (~{tokens(summary)} tokens) + the same "
+            f"search + {used}"),
+        row("context_full_index", tokens(full + meta + step), everything, "tokens", None,
+            f"`canal index --full` (~{tokens(full)} tokens) + {used}"),
     ]
 
 

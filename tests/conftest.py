@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from canal import Canal, PythonTools
+from canal.tools.cache import ToolCache, ToolMeta, index_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 POSTGRES_URL = os.environ.get("CANAL_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
@@ -219,6 +220,24 @@ class _Runner:
         raise NotImplementedError
 
 
+def fresh_imports(runner: _Runner, commands: list[list[str]],
+                  prefixes: tuple[str, ...]) -> list[str]:
+    """The modules whose names start with one of ``prefixes`` that a new interpreter has
+    imported once it ran ``commands`` (each must exit 0) in the runner's project."""
+    probe = (
+        "import contextlib, io, json, sys\n"
+        "from canal.cli.main import run\n"
+        f"for argv in {commands!r}:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        assert run(argv) == 0, argv\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({prefixes!r}))))\n")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=runner.cwd, env=runner.env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    loaded: list[str] = json.loads(out.stdout)
+    return loaded
+
+
 class Cli(_Runner):
     """Runs canal's command line (``canal.cli.main.run``) in this process, as if it were a
     new ``canal`` process started in the project folder. The default runner."""
@@ -413,6 +432,78 @@ class Toolbox:
     def calls(self, name: str) -> list[dict[str, Any]]:
         log = self.root / "servers" / name / "calls.log"
         return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+NOUNS = {  # noun -> (its fields with descriptions, what the noun is)
+    "project": ({"name": "Project name", "host": "Service domain the project answers on",
+                 "admins": "Comma-separated administrator logins"}, "a hosted project"),
+    "role": ({"project_id": "Project the role belongs to", "role_name": "Name of the role",
+              "permissions": "Permission codes granted"}, "an access role in a project"),
+    "user": ({"email": "Login e-mail address", "display_name": "Name shown to others"},
+             "a person who can sign in"),
+    "ticket": ({"title": "One-line summary", "priority": "Urgency, 1 (low) to 4 (urgent)",
+                "assignee": "Who works on it"}, "a support ticket"),
+    "invoice": ({"customer_id": "Customer billed", "amount": "Total in cents",
+                 "currency": "ISO currency code"}, "a customer invoice"),
+    "dns_record": ({"zone": "DNS zone", "record_type": "A, AAAA, CNAME or TXT",
+                    "value": "What the record points to"}, "a DNS record in a zone"),
+}
+VERBS = {"create": "Create {what}.", "get": "Get one {noun} by id.",
+         "list": "List every {noun}, newest first.", "update": "Change fields of {what}.",
+         "delete": "Delete {what} for good."}
+
+
+def filler_tool(i: int) -> dict[str, Any]:
+    """One of many near-identical CRUD tools with system fields (``resource_<i>_update``):
+    the crowd a search must find the right tool in."""
+    return {"name": f"resource_{i:03d}_update",
+            "description": f"Update resource family {i}: change its name, owner, state and "
+                           "labels. Returns the updated record.",
+            "annotations": {"idempotentHint": True},
+            "inputSchema": schema(
+                "resource_id", "name",
+                resource_id={"type": "integer", "description": "Id of the resource"},
+                name={"type": "string", "description": "New display name"},
+                owner={"type": "string", "description": "Owner user name"},
+                state={"type": "integer", "description": "State: 0-draft,1-active,2-retired"},
+                labels={"type": "array", "items": {"type": "string"},
+                        "description": "Free-form labels"},
+                id={"type": "integer", "description": "Record id (system-managed)"},
+                update_time={"type": "string", "description": "Last update time"},
+                update_admin={"type": "string", "description": "Last editor"})}
+
+
+def crud_tools() -> list[dict[str, Any]]:
+    """A realistic platform: five CRUD tools for each of six nouns, described as servers
+    describe them, plus two tools told apart only by a field's description."""
+    tools = []
+    for noun, (fields, what) in NOUNS.items():
+        for verb, text in VERBS.items():
+            props = {"id": {"type": "integer", "description": f"Id of the {noun}"}}
+            if verb in ("create", "update"):
+                props |= {f: {"type": "string", "description": d} for f, d in fields.items()}
+            tools.append({"name": f"{verb}_{noun}" + ("s" if verb == "list" else ""),
+                          "description": text.format(what=what, noun=noun.replace("_", " ")),
+                          "inputSchema": schema(*(["id"] if verb in ("get", "delete") else []),
+                                                **props)})
+    tools.append({"name": "send_notice", "description": "Send a notice.",
+                  "inputSchema": schema("to", to={"type": "string", "description": "Who"},
+                                        via={"type": "string",
+                                             "description": "Delivered over postmark"})})
+    tools.append({"name": "send_alert", "description": "Send an alert.",
+                  "inputSchema": schema("to", to={"type": "string", "description": "Who"},
+                                        channel={"type": "string",
+                                                 "description": "Delivered over pagerduty"})})
+    return tools
+
+
+def cache_tools(home: Path, servers: dict[str, list[dict[str, Any]]],
+                rules: dict[str, str] | None = None) -> None:
+    """Write the tool cache as discover does, with ``rules`` for some tools."""
+    metas = [ToolMeta.from_listing(t["name"], server, t)
+             for server, tools in servers.items() for t in tools]
+    texts = {m.name: "" for m in metas} | (rules or {})
+    ToolCache(home / "tools").save(metas, texts, [], index_markdown([], metas))
 
 
 @pytest.fixture

@@ -123,6 +123,11 @@ def index(args: argparse.Namespace) -> dict[str, Any]:
         return canal.index(full=args.full)
 
 
+def search(args: argparse.Namespace) -> dict[str, Any]:
+    with _canal(args) as canal:
+        return canal.search(args.query, limit=args.limit)
+
+
 def meta(args: argparse.Namespace) -> dict[str, Any]:
     with _canal(args) as canal:
         return canal.meta(args.tool, required_only=args.required_only)
@@ -248,6 +253,13 @@ def _index_arguments(parser: argparse.ArgumentParser) -> None:
                         help="objects with server and hints instead of one line each")
 
 
+def _search_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", metavar="QUERY",
+                        help="a few words about the task (quote them as one argument)")
+    parser.add_argument("--limit", type=int, default=5, metavar="N",
+                        help="at most N workflows and N tools (default 5)")
+
+
 def _meta_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tool", help="tool name (as in the index)")
     parser.add_argument("--required-only", action="store_true",
@@ -353,6 +365,8 @@ COMMANDS: list[tuple[str, Handler, str, Callable[[argparse.ArgumentParser], None
     ("graph", graph, "the compiled graph of a workflow as Mermaid text", _workflow),
     ("discover", discover, "sync tools from the configured MCP servers", _no_arguments),
     ("index", index, "workflows, then tools: one line each", _index_arguments),
+    ("search", search, "the workflows and tools that best match a task, ranked, one line "
+     "each as in the index", _search_arguments),
     ("meta", meta, "one tool's fields after its rules", _meta_arguments),
     ("call", call, "call one tool, checked against its metadata", _call_arguments),
     ("run", run, "drive a workflow in the terminal (prompts per gate field)", _run_arguments),

@@ -37,7 +37,8 @@ STATUSES: tuple[tuple[str, str], ...] = (
     ("completed", "the run reached its end"),
     ("aborted", "the run was aborted"),
     ("unknown", "runs: the run's definition can no longer be read"),
-    ("ok", "a command about no run's step (index, meta, call, plan, ...) succeeded"),
+    ("ok", "a command about no run's step (index, search, meta, call, plan, ...) "
+           "succeeded"),
     ("invalid", "validate: a workflow definition has problems"),
     ("partial", "discover: some servers could not be listed"),
     ("error", "the command was refused: error.code and error.message say why"),
@@ -66,6 +67,7 @@ EXAMPLES: dict[str, str] = {
     "graph": "canal graph create-permission-set",
     "discover": "canal discover --mcp-config .mcp.json",
     "index": "canal index --full",
+    "search": "canal search 'create a project' --limit 3",
     "meta": "canal meta create_project --required-only",
     "call": "canal call get_project --args '{\"project_id\": 42}'",
     "run": "canal run create-permission-set --answers answers.yaml",

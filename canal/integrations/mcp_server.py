@@ -2,12 +2,11 @@
 tools, and each workflow as an MCP prompt.
 
 The tools are those of ``canal.runtime.agent_tools.COMMANDS`` (one table, so this door and
-the LangChain one never drift): ``index``, ``meta``, ``call``, ``start``, ``advance``,
-``plan``, ``current``, ``runs`` and ``abort``. ``search`` is not offered: canal has no
-search yet. Each tool's structured result is exactly the JSON document the CLI prints for
-the same command, and its text content is that document as JSON text. A refusal is the
-error document (``status: error`` with ``next``), never an MCP error, so the agent reads
-what to do next.
+the LangChain one never drift): ``index``, ``search``, ``meta``, ``call``, ``start``,
+``advance``, ``plan``, ``current``, ``runs`` and ``abort``. Each tool's structured result
+is exactly the JSON document the CLI prints for the same command, and its text content is
+that document as JSON text. A refusal is the error document (``status: error`` with
+``next``), never an MCP error, so the agent reads what to do next.
 
 The server keeps no run state: every call goes through the one ``Canal`` of this process
 over the store, so several servers and CLI processes can serve the same runs (one writer at
@@ -37,13 +36,14 @@ if TYPE_CHECKING:
 
     from canal.runtime.canal import Canal
 
-TOOLS = ("index", "meta", "call", "start", "advance", "plan", "current", "runs", "abort")
+TOOLS = ("index", "search", "meta", "call", "start", "advance", "plan", "current", "runs",
+         "abort")
 
 INSTRUCTIONS = (
     "canal runs Markdown workflows step by step. Call index to see the workflows (then the "
-    "tools), start one by name, then do what the answer's step says and call advance with "
-    "its gate's fields; every answer's next names the call to make. current takes a run "
-    "up again from its thread_id alone.")
+    "tools; search ranks them for a task when there are many), start one by name, then do "
+    "what the answer's step says and call advance with its gate's fields; every answer's "
+    "next names the call to make. current takes a run up again from its thread_id alone.")
 
 
 def prompt_text(name: str, description: str) -> str:

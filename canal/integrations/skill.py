@@ -45,7 +45,8 @@ canal runs the workflows below one checked step at a time. Prefer a workflow to 
 tools by hand: it asks for the right fields, checks them, and makes the calls in order.
 
 ## How to drive a run
-1. `canal index`: the workflows, then the tools, one line each.
+1. `canal index`: the workflows, then the tools, one line each (one line per server when
+   there are many tools: then `canal search 'what the task does'` ranks them for the task).
 2. `canal start WORKFLOW`: answers a JSON envelope with `thread_id`, `status` and `step`
    (its `instructions` and its `gate`, the fields to collect).
 3. Do what `step.instructions` says, then follow `next`: usually

@@ -8,12 +8,13 @@ exception (a bug) still propagates. The tool message's content is the document a
 text; its ``artifact`` is the document itself, for code that wants the dict.
 
 The names and argument names are those of canal's MCP tools (DESIGN.md §9), so both doors
-speak one vocabulary. canal has no ``search`` yet: ``workflows`` lists what can be
-started, ``show`` what one would do (its steps, fixed values and where the others come
-from), and ``index`` lists the workflows and the tools. ``call`` (one raw tool call,
-outside any workflow) is offered only when asked for by name, since a workflow is the
-checked way to change things. One set of tools answers one call at a time: an agent that
-emits several calls in one message gets them answered one after another.
+speak one vocabulary. ``workflows`` lists what can be started, ``show`` what one would do
+(its steps, fixed values and where the others come from), ``index`` lists the workflows
+and the tools (one line per server when there are many), and ``search`` ranks both for a
+task. ``call`` (one raw tool call, outside any workflow) is offered only when asked for by
+name, since a workflow is the checked way to change things. One set of tools answers one
+call at a time: an agent that emits several calls in one message gets them answered one
+after another.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class Facade(Protocol):
     """What the tools need of ``Canal``."""
 
     def index(self, full: bool = False) -> dict[str, Any]: ...
+    def search(self, query: str, limit: int = 5) -> dict[str, Any]: ...
     def show(self, name: str) -> dict[str, Any]: ...
     def meta(self, tool: str, required_only: bool = False) -> dict[str, Any]: ...
     def call(self, tool: str, arguments: Any, confirm: bool = False) -> dict[str, Any]: ...
@@ -90,6 +92,12 @@ class AdvanceArguments(ThreadArguments):
 class PlanArguments(ThreadArguments):
     gate_data: dict[str, Any] | None = Field(
         None, description="the data you would give advance, as a JSON object")
+
+
+class SearchArguments(_Arguments):
+    query: str = Field(description="a few words about the task: what it does, what it acts "
+                                   "on (e.g. 'create a project')")
+    limit: int = Field(5, description="at most this many workflows and this many tools")
 
 
 class MetaArguments(_Arguments):
@@ -153,8 +161,7 @@ COMMANDS: dict[str, Command] = {
     "workflows": (
         "List the workflows you can start, one 'name: description' line each. Pick the one "
         "that fits the user's task (show tells you what it would do) and call start with "
-        "its name. (There is no search: read this list, or index for the workflows and the "
-        "tools.)",
+        "its name. (search finds the workflows and tools for a task among many.)",
         NoArguments, _workflows),
     "show": (
         "What a workflow would do, before you start it: its steps in order (type, title), "
@@ -165,8 +172,14 @@ COMMANDS: dict[str, Command] = {
         ShowArguments, lambda canal, workflow: canal.show(workflow)),
     "index": (
         "canal's compact index: the workflows first, then the tools, one line each. Prefer "
-        "a workflow (start); meta shows one tool's fields.",
+        "a workflow (start); meta shows one tool's fields. With many tools it lists one line "
+        "per server instead: then use search.",
         NoArguments, lambda canal: canal.index()),
+    "search": (
+        "The workflows and the tools that best match a task, best first, one line each as "
+        "in index (ranked by the words of their names, descriptions and fields). Then start "
+        "the workflow that fits, or read a tool's fields with meta.",
+        SearchArguments, lambda canal, query, limit=5: canal.search(query, limit)),
     "meta": (
         "The fields of one tool from the index after its rules: name, type, whether "
         "required, allowed values and notes.",
@@ -222,8 +235,8 @@ COMMANDS: dict[str, Command] = {
         "did). Only when the user asks.",
         ThreadArguments, lambda canal, thread_id: canal.abort(thread_id).to_json()),
 }
-OFFERED = ("workflows", "show", "index", "meta", "start", "advance", "plan", "current",
-           "runs", "rewind", "abort")
+OFFERED = ("workflows", "show", "index", "search", "meta", "start", "advance", "plan",
+           "current", "runs", "rewind", "abort")
 
 
 def agent_tools(canal: Facade, include: Iterable[str] | None = None) -> list[BaseTool]:

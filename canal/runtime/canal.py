@@ -620,6 +620,10 @@ class Canal:
     def index(self, full: bool = False) -> dict[str, Any]:
         return self.tool_commands.index(full)
 
+    def search(self, query: str, limit: int = 5) -> dict[str, Any]:
+        """The workflows and tools that best match ``query`` (``ToolCommands.search``)."""
+        return self.tool_commands.search(query, limit)
+
     def meta(self, tool: str, required_only: bool = False) -> dict[str, Any]:
         return self.tool_commands.meta(tool, required_only)
 
@@ -628,8 +632,9 @@ class Canal:
 
     def as_tools(self, include: Iterable[str] | None = None) -> list[BaseTool]:
         """canal's commands as LangChain tools for an agent (``canal.runtime.agent_tools``):
-        ``workflows``, ``show``, ``index``, ``meta``, ``start``, ``advance``, ``plan``,
-        ``current``, ``runs`` and ``abort``, or the ones ``include`` names (``call`` too)."""
+        ``workflows``, ``show``, ``index``, ``search``, ``meta``, ``start``, ``advance``,
+        ``plan``, ``current``, ``runs``, ``rewind`` and ``abort``, or the ones ``include``
+        names (``call`` too)."""
         from canal.runtime.agent_tools import agent_tools
 
         return agent_tools(self, include)

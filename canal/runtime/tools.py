@@ -1,12 +1,19 @@
-"""The tool service of the ``Canal`` facade: discover, index, meta and call."""
+"""The tool service of the ``Canal`` facade: discover, index, search, meta and call."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from canal.config import Settings
-from canal.errors import NeedsConfirmation, NotFound
+from canal.errors import CanalError, NeedsConfirmation, NotFound, UsageError
 from canal.tools.cache import ToolCache
+
+if TYPE_CHECKING:
+    from canal.tools.search import Entry
+
+# (name, description, definition digest) -> what search finds the workflow by, per process:
+# loading a workflow parses its YAML, the slow part of a search.
+_WORKFLOW_TEXTS: dict[tuple[str, str, str], tuple[str, ...]] = {}
 
 
 class ToolCommands:
@@ -37,18 +44,89 @@ class ToolCommands:
 
     def index(self, full: bool = False) -> dict[str, Any]:
         """Workflows first, then tools, one short line each (``full``: objects instead, with
-        each tool's server and hints)."""
+        each tool's server and hints). Above ``SUMMARY_ABOVE`` tools, and not ``full``, one
+        line per MCP server (``servers``) and ``tool_count`` stand in for the tools, and
+        ``next`` points to ``search``."""
         from canal.spec.loader import describe_workflows
+        from canal.tools.search import SUMMARY_ABOVE, server_lines
 
         workflows = describe_workflows(self.settings.workflows)
         tools = self.tool_cache.all()
-        if not full:
-            return {"status": "ok", "workflows": [f"{n}: {d}" for n, d in workflows],
-                    "tools": [m.line() for m in tools]}
-        return {"status": "ok",
-                "workflows": [{"name": n, "description": d} for n, d in workflows],
-                "tools": [{"name": m.name, "description": m.summary(), "server": m.server,
-                           "hints": m.hints()} for m in tools]}
+        if full:
+            return {"status": "ok",
+                    "workflows": [{"name": n, "description": d} for n, d in workflows],
+                    "tools": [{"name": m.name, "description": m.summary(), "server": m.server,
+                               "hints": m.hints()} for m in tools]}
+        lines = [workflow_line(n, d) for n, d in workflows]
+        if len(tools) <= SUMMARY_ABOVE:
+            return {"status": "ok", "workflows": lines, "tools": [m.line() for m in tools]}
+        return {"status": "ok", "workflows": lines, "tool_count": len(tools),
+                "servers": server_lines(tools),
+                "next": {"command": "search", "hint": f"{len(tools)} tools are too many to "
+                         "list: canal search QUERY ranks the workflows and tools for a task "
+                         "(a few words: what it does, what it acts on); canal index --full "
+                         "lists every one"}}
+
+    def search(self, query: str, limit: int = 5) -> dict[str, Any]:
+        """The workflows and the tools that best match ``query``, best first, at most
+        ``limit`` of each, in the lines ``index`` shows (``canal.tools.search``). Reads the
+        tool cache and the workflows only: no server, no model. A blank query or a limit
+        below 1 is a ``UsageError``."""
+        from canal.tools.search import ranking
+
+        if not isinstance(query, str) or not query.strip():
+            raise UsageError("search needs a query: a few words about the task, e.g. canal "
+                             "search 'create a project'")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise UsageError(f"search: the limit is a whole number, at least 1: {limit!r}")
+        flows = self._workflow_entries()
+        key = (str(self.tool_cache.folder), self.tool_cache.fingerprint(), tuple(flows))
+        found = ranking(key, lambda: flows + self._tool_entries()).top(query)
+        workflows = [e for e in found if e.kind == "workflow"][:limit]
+        tools = [e for e in found if e.kind == "tool"][:limit]
+        return {"status": "ok", "query": query, "workflows": [e.line for e in workflows],
+                "tools": [e.line for e in tools], "next": _search_next(workflows, tools)}
+
+    def _workflow_entries(self) -> list[Entry]:
+        """Every workflow, with the texts search finds it by."""
+        from canal.spec.loader import describe_workflows
+        from canal.tools.search import Entry
+
+        return [Entry("workflow", name, workflow_line(name, description),
+                      self._workflow_texts(name, description))
+                for name, description in describe_workflows(self.settings.workflows)]
+
+    def _tool_entries(self) -> list[Entry]:
+        """Every cached tool, with the texts search finds it by (its rules applied)."""
+        from canal.tools.meta import rules_of
+        from canal.tools.search import Entry, tool_texts
+
+        entries = []
+        for meta in self.tool_cache.all():
+            rules = rules_of(self.tool_cache.rules_text(meta.name))
+            entries.append(Entry("tool", meta.name, meta.line(), tool_texts(meta, rules)))
+        return entries
+
+    def _workflow_texts(self, name: str, description: str) -> tuple[str, ...]:
+        """Workflow ``name``'s name, description and gate fields (only the first two when it
+        does not load: ``canal validate`` says why). Kept per definition digest."""
+        from canal.spec.loader import digest_of, workflow_dir, workflow_files
+        from canal.spec.validate import load_files
+        from canal.tools.search import workflow_texts
+
+        folder = workflow_dir(self.settings.workflows, name)
+        files = workflow_files(folder)
+        key = (name, description, digest_of(files))
+        if key not in _WORKFLOW_TEXTS:
+            if len(_WORKFLOW_TEXTS) > 1000:
+                _WORKFLOW_TEXTS.clear()
+            try:
+                spec = load_files(name, files, str(folder))
+            except CanalError:
+                _WORKFLOW_TEXTS[key] = (name, description)
+            else:
+                _WORKFLOW_TEXTS[key] = workflow_texts(spec, description)
+        return _WORKFLOW_TEXTS[key]
 
     def hints(self, tool: str) -> dict[str, Any]:
         """The MCP annotations of ``tool`` from the tool cache: ``{}`` for a Python tool or
@@ -137,3 +215,23 @@ class ToolCommands:
         finally:
             connections.close()
         return {"status": "ok", **out, "arguments": check.data, "result": result}
+
+
+def workflow_line(name: str, description: str) -> str:
+    """A workflow's line in the index and in search results."""
+    return f"{name}: {description}"
+
+
+def _search_next(workflows: list[Entry], tools: list[Entry]) -> dict[str, Any]:
+    if workflows:
+        return {"command": "start", "workflow": workflows[0].name,
+                "hint": "prefer a workflow that covers the task: canal start WORKFLOW (canal "
+                        "show WORKFLOW says what it would do); for one tool, canal meta TOOL "
+                        "shows its fields"}
+    if tools:
+        return {"command": "meta", "tool": tools[0].name,
+                "hint": "no workflow matched: canal meta TOOL shows a tool's fields before "
+                        "you call it"}
+    return {"command": "search", "hint": "nothing matched: search again with other words "
+                                         "(what the task does, what it acts on), or read "
+                                         "canal index --full"}

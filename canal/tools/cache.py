@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -101,6 +102,16 @@ class ToolCache:
         if not index.is_file():
             return []
         return [ToolMeta(**item) for item in json.loads(index.read_text(encoding="utf-8"))]
+
+    def fingerprint(self) -> tuple[tuple[str, int, int], ...]:
+        """Name, size and modification time of ``index.json`` and every rules file: it
+        changes whenever discover or a person changes what the tools say."""
+        if not self.folder.is_dir():
+            return ()
+        with os.scandir(self.folder) as found:
+            files = [(e.name, e.stat()) for e in found
+                     if e.name == "index.json" or e.name.endswith(".rules")]
+        return tuple(sorted((name, st.st_size, st.st_mtime_ns) for name, st in files))
 
     def rules_text(self, name: str) -> str | None:
         path = self.rules_path(name)

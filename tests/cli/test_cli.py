@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import tool_calls, write_workflow
+from tests.conftest import fresh_imports, tool_calls, write_workflow
 
 VALID = {"project_name": "billing", "host": "billing.example.com"}
 
@@ -219,21 +219,9 @@ def test_read_only_commands_do_not_import_the_graph_engine(cli, project):
     checkpointer's tables (``canal.checkpoints.heads``). Nor do plan, which only reads, and
     show, which reads the workflow's files."""
     thread = cli("start", "create-project").json["thread_id"]
-    probe = (
-        "import sys, io, contextlib\n"
-        "from canal.cli.main import run\n"
-        "for argv in (['current', %r], ['runs'], ['plan', %r, '--gate-data', %r],\n"
-        "             ['show', 'create-project']):\n"
-        "    with contextlib.redirect_stdout(io.StringIO()):\n"
-        "        assert run(argv) == 0\n"
-        "bad = sorted(m for m in sys.modules if m.startswith(('langgraph', 'langchain', "
-        "'mcp', 'rich')))\n"
-        "print(bad)\n" % (thread, thread, json.dumps(VALID))
-    )
-    out = subprocess.run([sys.executable, "-c", probe], cwd=project, env=cli.env,
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    commands = [["current", thread], ["runs"],
+                ["plan", thread, "--gate-data", json.dumps(VALID)], ["show", "create-project"]]
+    assert fresh_imports(cli, commands, ("langgraph", "langchain", "mcp", "rich")) == []
 
 
 CRASHING_TOOLS = '''

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, Cli
+from tests.conftest import ROOT, Cli, fresh_imports
 
 SHIPPED = ROOT / "workflows" / "create-permission-set"
 SERVER = ROOT / "examples" / "permission_platform" / "server.py"
@@ -196,19 +195,9 @@ def test_a_bad_mcp_config_is_a_config_error(platform, tmp_path):
 
 def test_read_only_tool_commands_import_no_engine_and_no_mcp(platform):
     platform("discover")
-    probe = (
-        "import sys, io, contextlib\n"
-        "from canal.cli.main import run\n"
-        "for argv in (['index'], ['meta', 'create_project']):\n"
-        "    with contextlib.redirect_stdout(io.StringIO()):\n"
-        "        assert run(argv) == 0\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('langgraph', 'mcp', "
-        "'langchain'))))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", probe], cwd=platform.cwd, env=platform.env,
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    assert fresh_imports(platform, [["index"], ["meta", "create_project"],
+                                    ["search", "create a project"]],
+                         ("langgraph", "langchain", "mcp")) == []
 
 
 def test_a_destructive_tool_needs_confirm(platform):

@@ -24,7 +24,7 @@ from tests.conftest import CLEARED_ENV, ROOT, Cli, project_steps, tool_calls, wr
 
 pytestmark = pytest.mark.timeout(120)
 
-TOOLS = {"index", "meta", "call", "start", "advance", "plan", "current", "runs", "abort"}
+TOOLS = {"index", "search", "meta", "call", "start", "advance", "plan", "current", "runs", "abort"}
 GOOD = {"project_name": "billing", "host": "billing.example.com"}
 
 
@@ -139,6 +139,22 @@ def test_a_workflow_runs_to_completion_over_stdio(project: Path, cli: Cli) -> No
     assert "Traceback" not in (project / "server-stderr.log").read_text()
 
 
+def test_search_is_a_tool_that_answers_what_the_cli_prints(project: Path, cli: Cli) -> None:
+    async def go() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with over_stdio(project) as session:
+            listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+            schema = listed["search"].inputSchema
+            assert set(schema["properties"]) == {"query", "limit"}
+            assert schema["required"] == ["query"]
+            return (await call(session, "search", query="project host", limit=1),
+                    await call(session, "search", query="nothing like it"))
+
+    found, nothing = anyio.run(go)
+    assert found["workflows"] == ["create-project: the create-project workflow"]
+    assert found == cli("search", "project host", "--limit", "1").json
+    assert nothing["workflows"] == nothing["tools"] == [] and nothing["status"] == "ok"
+
+
 def test_a_workflow_runs_to_completion_over_http(project: Path) -> None:
     with http_server(project) as url:
         anyio.run(drive, lambda: over_http(url), project)
@@ -169,8 +185,12 @@ def test_bad_arguments_and_unknown_tools_answer_the_error_document(project: Path
             assert bad["status"] == "error" and bad["error"]["code"] == "usage"
             missing = await call(session, "start", workflow="nope")
             assert missing["status"] == "error" and missing["error"]["code"] == "unknown_workflow"
-            search = await call(session, "search", query="x")
-            assert search["status"] == "error"
+            blank = await call(session, "search", query="  ")
+            assert blank["status"] == "error" and blank["error"]["code"] == "usage"
+            none = await call(session, "search", query="x", limit=0)
+            assert none["status"] == "error" and "at least 1" in none["error"]["message"]
+            unknown = await call(session, "discover")
+            assert unknown["status"] == "error" and unknown["error"]["code"] == "usage"
 
     anyio.run(go)
 

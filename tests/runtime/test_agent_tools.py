@@ -224,28 +224,29 @@ def test_an_agent_takes_over_a_failed_step(platform: Path) -> None:
 def test_tools_speak_the_mcp_servers_vocabulary(tmp_path: Path) -> None:
     canal = Canal(workflows=tmp_path, home=tmp_path / ".canal", checkpointer="memory:")
     tools = {tool.name: tool for tool in canal.as_tools(include=[
-        "workflows", "show", "index", "meta", "call", "start", "advance", "plan", "current",
-        "runs", "rewind", "abort"])}
+        "workflows", "show", "index", "search", "meta", "call", "start", "advance", "plan",
+        "current", "runs", "rewind", "abort"])}
     assert {name: list(tool.args) for name, tool in tools.items()} == {
-        "workflows": [], "show": ["workflow"], "index": [], "meta": ["tool", "required_only"],
+        "workflows": [], "show": ["workflow"], "index": [], "search": ["query", "limit"],
+        "meta": ["tool", "required_only"],
         "call": ["tool", "args", "confirm"], "start": ["workflow", "thread_id"],
         "advance": ["thread_id", "gate_data", "step"], "plan": ["thread_id", "gate_data"],
         "current": ["thread_id"], "runs": ["status"], "rewind": ["thread_id", "step"],
         "abort": ["thread_id"]}
-    assert [t.name for t in canal.as_tools()] == ["workflows", "show", "index", "meta",
-                                                  "start", "advance", "plan", "current",
-                                                  "runs", "rewind", "abort"]
+    assert [t.name for t in canal.as_tools()] == ["workflows", "show", "index", "search",
+                                                  "meta", "start", "advance", "plan",
+                                                  "current", "runs", "rewind", "abort"]
     for word in ("rejected", "failed", '"action": "retry"', "notification", "completed"):
         assert word in tools["advance"].description, word
-    with pytest.raises(UsageError, match="no agent tool named 'search'"):
-        canal.as_tools(include=["start", "search"])
+    with pytest.raises(UsageError, match="no agent tool named 'discover'"):
+        canal.as_tools(include=["start", "discover"])
 
 
 def test_each_tool_answers_what_the_cli_prints(platform: Path) -> None:
     cli = Cli(platform)
     with open_canal(platform) as canal:
         tools = {tool.name: tool for tool in canal.as_tools(include=[
-            "workflows", "show", "index", "meta", "call", "start", "advance", "plan",
+            "workflows", "show", "index", "search", "meta", "call", "start", "advance", "plan",
             "current", "runs"])}
 
         def ask(name: str, **args: Any) -> dict[str, Any]:
@@ -275,11 +276,15 @@ def test_each_tool_answers_what_the_cli_prints(platform: Path) -> None:
         assert ask("runs", status="completed") == {"status": "ok", "count": 0, "runs": []}
         assert ask("show", workflow=WORKFLOW) == cli("show", WORKFLOW).json
         assert ask("index") == cli("index").json
+        found = ask("search", query="delete a project", limit=2)
+        assert found == cli("search", "delete a project", "--limit", "2").json
+        assert found["tools"][0].startswith("delete_project ")
         assert ask("workflows") == {"status": "ok", "workflows": cli("index").json["workflows"]}
         assert ask("meta", tool="create_role", required_only=True) == cli(
             "meta", "create_role", "--required-only").json
         # a refusal is the CLI's error document, not an exception
         for args, command in (({"tool": "nope"}, ["meta", "nope"]),
+                              ({"query": " "}, ["search", " "]),
                               ({"workflow": "nope"}, ["start", "nope"]),
                               ({"workflow": "nope"}, ["show", "nope"]),
                               ({"thread_id": "nope"}, ["current", "nope"])):
