@@ -7,7 +7,6 @@ import subprocess
 import sys
 import time
 
-
 from tests.conftest import tool_calls
 
 SLOW_TOOLS = '''
