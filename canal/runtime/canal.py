@@ -106,6 +106,7 @@ class Canal:
         self._store: Store | None = None
         self._sealer: TextSealer | None = None
         self._graphs: dict[str, Any] = {}  # content digest -> graph on the store's saver
+        self._loaded: dict[str, tuple[str, WorkflowSpec]] = {}  # folder -> (digest, spec)
         self.reader = Reader(self)
 
     # -- plumbing ----------------------------------------------------------------------
@@ -276,10 +277,20 @@ class Canal:
         return graph
 
     def _load_and_pin(self, name: str) -> WorkflowSpec:
-        """Load workflow ``name`` from disk and pin its files under their digest."""
+        """Load workflow ``name`` from disk and pin its files under their digest.
+
+        The files are read every time, but parsed again only when their digest changed: a
+        long-lived process (``canal serve``) starts runs without re-parsing YAML each time.
+        """
         folder = workflow_dir(self.settings.workflows, name)
         files = workflow_files(folder)
-        spec = load_files(name, files, str(folder))
+        digest = digest_of(files)
+        known = self._loaded.get(str(folder))
+        if known is not None and known[0] == digest:
+            spec = known[1]
+        else:
+            spec = load_files(name, files, str(folder))
+            self._loaded[str(folder)] = (spec.digest, spec)
         self._pin(spec, files)
         return spec
 
