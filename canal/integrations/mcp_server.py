@@ -190,9 +190,15 @@ class _Endpoint:
 
 def client_config(canal: Canal) -> dict[str, Any]:
     """The ``mcpServers`` entry that starts this server, with absolute paths: this Python,
-    ``-m canal serve``, the workflows and state folders, and the working directory."""
+    ``-m canal serve``, the workflows and state folders, the ``.mcp.json``, the store when
+    it is not the default one (a flag or the environment chose it, and the client passes
+    neither on) and the working directory."""
     settings = canal.settings
     args = ["-m", "canal", "serve", "--workflows", str(settings.workflows.resolve()),
-            "--home", str(settings.home.resolve())]
+            "--home", str(settings.home.resolve()),
+            "--mcp-config", str(settings.mcp_config.resolve())]
+    store = settings.checkpointer
+    if isinstance(store, str) and store != f"sqlite:///{settings.home / 'state.db'}":
+        args += ["--checkpointer", store]
     return {"mcpServers": {"canal": {"command": sys.executable, "args": args,
                                      "cwd": os.getcwd()}}}

@@ -269,9 +269,14 @@ def test_print_config_gives_absolute_paths_that_run(project: Path, tmp_path: Pat
     assert Path(entry["command"]).is_absolute() and Path(entry["cwd"]) == project.resolve()
     args = entry["args"]
     assert args[:3] == ["-m", "canal", "serve"]
-    for flag in ("--workflows", "--home"):
+    for flag in ("--workflows", "--home", "--mcp-config"):
         assert Path(args[args.index(flag) + 1]).is_absolute()
     assert args[args.index("--workflows") + 1] == str((project / "workflows").resolve())
+    assert "--checkpointer" not in args  # the default store: under --home
+    other = f"sqlite:///{tmp_path / 'other' / 'state.db'}"
+    chosen = Cli(project, {**environment(project), "CANAL_CHECKPOINTER": other})
+    chosen_args = chosen("serve", "--print-config").json["mcpServers"]["canal"]["args"]
+    assert chosen_args[chosen_args.index("--checkpointer") + 1] == other
 
     elsewhere = tmp_path / "elsewhere"  # the paths work from any directory
     elsewhere.mkdir()
