@@ -197,6 +197,8 @@ def test_two_servers_on_one_store_serve_one_run_with_one_writer(
                 held = await call(two, "current", thread_id="t")
                 assert [step["data"]["project_name"] for step in held["completed"]] == [
                     "first"]  # the loser's answer changed nothing
+                assert held["errors"][0]["message"].startswith(
+                    "another process is running this step right now")  # not "stopped"
                 (project / "release").touch()
             assert won["status"] == "awaiting_input" and won["step"]["id"] == "summary"
             now = await call(two, "current", thread_id="t")
