@@ -48,7 +48,13 @@ from canal.spec.loader import (
 from canal.spec.models import FieldSpec, WorkflowSpec
 from canal.spec.validate import load_files, load_workflow
 from canal.tools.cache import ToolCache
-from canal.tools.client import PythonTools, StorableResults, ToolClient, argument_check
+from canal.tools.client import (
+    HeldOpen,
+    PythonTools,
+    StorableResults,
+    ToolClient,
+    argument_check,
+)
 from canal.tools.routed import RoutedTools
 
 if TYPE_CHECKING:
@@ -130,8 +136,19 @@ class Canal:
                                      home=self.settings.home)
         return self._store
 
+    def keep_tool_sessions(self) -> None:
+        """Keep the tool servers' sessions open from one operation to the next, until
+        ``close``: in a long-lived process (``canal serve``) each MCP tool server starts
+        once, not once per operation. Without this, every operation ends its sessions."""
+        if not isinstance(self.tools, HeldOpen):
+            self.tools = HeldOpen(self.tools)
+            self._graphs.clear()  # they were compiled with the client they call through
+
     def close(self) -> None:
-        """Close the database connection (the object can still be used; it reopens)."""
+        """Close the database connection and end the tool servers' sessions (the object can
+        still be used; both reopen)."""
+        if isinstance(self.tools, HeldOpen):
+            self.tools.release()
         if self._store is not None:
             self._store.close()
             self._store = None

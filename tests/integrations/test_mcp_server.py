@@ -25,7 +25,9 @@ from tests.conftest import (
     ROOT,
     TOOLS_MODULE,
     Cli,
+    Toolbox,
     project_steps,
+    schema,
     tool_calls,
     write_workflow,
 )
@@ -231,6 +233,29 @@ def test_a_tool_that_prints_does_not_corrupt_the_stdio_stream(project: Path) -> 
     anyio.run(go)
     stderr = (project / "server-stderr.log").read_text()
     assert "chatty tool" in stderr and "chatty child" in stderr
+
+
+def test_a_tool_server_starts_once_for_every_advance_of_a_server(
+        project: Path, cli: Cli, toolbox: Toolbox) -> None:
+    toolbox.add("alpha", [{"name": "make", "inputSchema": schema("name", name="string")}])
+    write_workflow(project / "workflows", "remote", {
+        "01-ask.md": {"type": "interactive", "gate": {"schema": {
+            "name": {"type": "string", "required": True}}}},
+        "02-make.md": {"type": "automated", "automation": {
+            "tool": "make", "input_mapping": {"name": "{{gate.ask.name}}"}}}})
+    assert cli("discover").json["status"] == "ok"
+    starts = toolbox.starts("alpha")
+
+    async def go() -> None:
+        async with over_stdio(project) as session:
+            for thread in ("a", "b", "c"):
+                await call(session, "start", workflow="remote", thread_id=thread)
+                done = await call(session, "advance", thread_id=thread, gate_data={"name": thread})
+                assert done["status"] == "completed", done
+
+    anyio.run(go)
+    assert toolbox.starts("alpha") == starts + 1
+    assert [c["arguments"]["name"] for c in toolbox.calls("alpha")] == ["a", "b", "c"]
 
 
 def test_bad_arguments_and_unknown_tools_answer_the_error_document(project: Path) -> None:
