@@ -43,6 +43,7 @@ MEASURES = [
     "bench.storage",
     "bench.memory",
     "bench.server",
+    "bench.serve",
 ]
 
 _TARGET = re.compile(r"\s*(ratio\s*)?(<=|>=|<|>)\s*(-?[0-9.]+)")

@@ -181,6 +181,16 @@ def checkpointer(request: pytest.FixtureRequest, tmp_path: Path,
     return postgres_schema_url()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_args(request: pytest.FixtureRequest, postgres_schema_url: Callable[[], str]
+               ) -> list[str]:
+    """The command-line options that put every process of a test on one store: the
+    project's SQLite database (none needed), or a fresh PostgreSQL schema."""
+    if request.param == "sqlite":
+        return []
+    return ["--checkpointer", postgres_schema_url()]
+
+
 @pytest.fixture
 def make_canal(workflows: Path, tmp_path: Path, checkpointer: Any,
                recorder: Recorder) -> Callable[..., Canal]:

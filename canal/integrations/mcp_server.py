@@ -11,8 +11,10 @@ that document as JSON text. A refusal is the error document (``status: error`` w
 The server keeps no run state: every call goes through the one ``Canal`` of this process
 over the store, so several servers and CLI processes can serve the same runs (one writer at
 a time, canal's usual lock). Calls run one at a time in a worker thread, so the event loop
-never blocks. Under stdio, standard output belongs to the protocol: ``serve_stdio`` moves
-anything else written to it (a tool's ``print``, a child process) onto stderr.
+never blocks. The workflows' MCP tool servers stay connected between calls (started once,
+not once per ``advance``) and end with this server. Under stdio, standard output belongs
+to the protocol: ``serve_stdio`` moves anything else written to it (a tool's ``print``, a
+child process) onto stderr.
 
 When the client declares the elicitation capability, ``start`` or ``advance`` without data
 at a step whose gate is a flat form asks the person directly (``canal.integrations.elicit``).
@@ -72,6 +74,7 @@ def build_server(canal: Canal) -> Server:
 
     server: Server = Server("canal", instructions=INSTRUCTIONS)
     one_at_a_time = threading.Lock()
+    canal.keep_tool_sessions()  # a tool server starts once, not once per advance
 
     def answer(name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         with one_at_a_time:
@@ -190,9 +193,15 @@ class _Endpoint:
 
 def client_config(canal: Canal) -> dict[str, Any]:
     """The ``mcpServers`` entry that starts this server, with absolute paths: this Python,
-    ``-m canal serve``, the workflows and state folders, and the working directory."""
+    ``-m canal serve``, the workflows and state folders, the ``.mcp.json``, the store when
+    it is not the default one (a flag or the environment chose it, and the client passes
+    neither on) and the working directory."""
     settings = canal.settings
     args = ["-m", "canal", "serve", "--workflows", str(settings.workflows.resolve()),
-            "--home", str(settings.home.resolve())]
+            "--home", str(settings.home.resolve()),
+            "--mcp-config", str(settings.mcp_config.resolve())]
+    store = settings.checkpointer
+    if isinstance(store, str) and store != f"sqlite:///{settings.home / 'state.db'}":
+        args += ["--checkpointer", store]
     return {"mcpServers": {"canal": {"command": sys.executable, "args": args,
                                      "cwd": os.getcwd()}}}

@@ -41,6 +41,9 @@ STOPPED: dict[str, str] = {
                   "recover, or answer recheck, to read it back again"),
     "unknown": ("the run stopped while this step was running; the call may or may not have "
                 "happened; recover, or answer retry, skip or abort"),
+    "running": ("another process is running this step right now (it holds the run's lock): "
+                "nothing has stopped; read current again when it is done, an answer before "
+                "then is refused as a conflict"),
 }
 
 

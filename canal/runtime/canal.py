@@ -48,7 +48,13 @@ from canal.spec.loader import (
 from canal.spec.models import FieldSpec, WorkflowSpec
 from canal.spec.validate import load_files, load_workflow
 from canal.tools.cache import ToolCache
-from canal.tools.client import PythonTools, StorableResults, ToolClient, argument_check
+from canal.tools.client import (
+    HeldOpen,
+    PythonTools,
+    StorableResults,
+    ToolClient,
+    argument_check,
+)
 from canal.tools.routed import RoutedTools
 
 if TYPE_CHECKING:
@@ -106,6 +112,7 @@ class Canal:
         self._store: Store | None = None
         self._sealer: TextSealer | None = None
         self._graphs: dict[str, Any] = {}  # content digest -> graph on the store's saver
+        self._loaded: dict[str, tuple[str, WorkflowSpec]] = {}  # folder -> (digest, spec)
         self.reader = Reader(self)
 
     # -- plumbing ----------------------------------------------------------------------
@@ -129,8 +136,19 @@ class Canal:
                                      home=self.settings.home)
         return self._store
 
+    def keep_tool_sessions(self) -> None:
+        """Keep the tool servers' sessions open from one operation to the next, until
+        ``close``: in a long-lived process (``canal serve``) each MCP tool server starts
+        once, not once per operation. Without this, every operation ends its sessions."""
+        if not isinstance(self.tools, HeldOpen):
+            self.tools = HeldOpen(self.tools)
+            self._graphs.clear()  # they were compiled with the client they call through
+
     def close(self) -> None:
-        """Close the database connection (the object can still be used; it reopens)."""
+        """Close the database connection and end the tool servers' sessions (the object can
+        still be used; both reopen)."""
+        if isinstance(self.tools, HeldOpen):
+            self.tools.release()
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -276,10 +294,20 @@ class Canal:
         return graph
 
     def _load_and_pin(self, name: str) -> WorkflowSpec:
-        """Load workflow ``name`` from disk and pin its files under their digest."""
+        """Load workflow ``name`` from disk and pin its files under their digest.
+
+        The files are read every time, but parsed again only when their digest changed: a
+        long-lived process (``canal serve``) starts runs without re-parsing YAML each time.
+        """
         folder = workflow_dir(self.settings.workflows, name)
         files = workflow_files(folder)
-        spec = load_files(name, files, str(folder))
+        digest = digest_of(files)
+        known = self._loaded.get(str(folder))
+        if known is not None and known[0] == digest:
+            spec = known[1]
+        else:
+            spec = load_files(name, files, str(folder))
+            self._loaded[str(folder)] = (spec.digest, spec)
         self._pin(spec, files)
         return spec
 

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from canal.checkpoints import Store
 from canal.config import Settings
-from canal.errors import RunNotFound, WorkflowInvalid, WorkflowNotFound
+from canal.errors import CanalError, RunConflict, RunNotFound, WorkflowInvalid, WorkflowNotFound
 from canal.nodes.failure import STOPPED
 from canal.nodes.keys import call_key, safe_to_repeat
 from canal.nodes.view import stopped_mid_step
@@ -158,9 +158,13 @@ class Reader:
         return out
 
     def stopped(self, thread_id: str, spec: WorkflowSpec, values: dict[str, Any]) -> str:
-        """Why a run that stopped mid-step stands where it does, from the call journal."""
+        """Why a run that stopped mid-step stands where it does, from the call journal; or,
+        when another process holds the run's lock, that it has not stopped but is running
+        there (another server or CLI process on the same store)."""
         if not stopped_mid_step(spec, values):
             return STOPPED["unknown"]
+        if self._held_elsewhere(thread_id):
+            return STOPPED["running"]
         step = spec.step(values["cursor"])
         if values.get("verifying") == step.id:
             return STOPPED["verifying"]
@@ -174,3 +178,14 @@ class Reader:
         if safe_to_repeat(step.automation.tool, step.automation.idempotent, self.host.tools):
             return STOPPED["safe"]
         return STOPPED["in_flight"]
+
+    def _held_elsewhere(self, thread_id: str) -> bool:
+        """Whether a writer holds the run's lock right now. Only asked of a run that stands
+        mid-step, which no writer of this process leaves behind while ``current`` runs."""
+        try:
+            with self.host.store.lock(thread_id):
+                return False
+        except RunConflict:
+            return True
+        except (CanalError, OSError):  # cannot probe it (read-only state): the journal decides
+            return False

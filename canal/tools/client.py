@@ -3,7 +3,8 @@
 A ``ToolClient`` turns ``(tool name, arguments)`` into a JSON-plain result or raises
 ``ToolError`` with the tool's message. The runtime calls ``close()`` when an operation
 (start, advance, abort) ends, so a client may keep connections open across the chain of
-automated steps one operation runs, and must not keep them longer.
+automated steps one operation runs, and must not keep them longer (unless wrapped in
+``HeldOpen``, which a long-lived process asks for).
 """
 
 from __future__ import annotations
@@ -116,6 +117,18 @@ class Delegating:
         return argument_check(self.inner)(tool, arguments)
 
     def close(self) -> None:
+        self.inner.close()
+
+
+class HeldOpen(Delegating):
+    """A client whose connections outlive each operation, for a long-lived process that
+    asks for it (``Canal.keep_tool_sessions``): ``close`` keeps them, ``release`` ends them.
+    A session that broke meanwhile is opened again by the next call."""
+
+    def close(self) -> None:
+        """Keep the connections: more operations will use them."""
+
+    def release(self) -> None:
         self.inner.close()
 
 

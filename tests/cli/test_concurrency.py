@@ -7,8 +7,6 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from tests.conftest import tool_calls
 
 SLOW_TOOLS = '''
@@ -27,13 +25,6 @@ def create_role(**kwargs):
         f.write(json.dumps(["create_role", kwargs]) + "\\n")
     return {"role_id": "role-%s" % kwargs["project_id"]}
 '''
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_args(request, project, postgres_schema_url):
-    if request.param == "sqlite":
-        return []
-    return ["--checkpointer", postgres_schema_url()]
 
 
 def test_two_advances_at_once_one_wins_one_conflicts(cli, process_cli, project, store_args):

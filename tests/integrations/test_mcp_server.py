@@ -20,7 +20,17 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.conftest import CLEARED_ENV, ROOT, Cli, project_steps, tool_calls, write_workflow
+from tests.conftest import (
+    CLEARED_ENV,
+    ROOT,
+    TOOLS_MODULE,
+    Cli,
+    Toolbox,
+    project_steps,
+    schema,
+    tool_calls,
+    write_workflow,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -37,8 +47,12 @@ def environment(project: Path) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def over_stdio(project: Path, elicitation: Any = None) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "canal", "serve"],
+async def over_stdio(project: Path, elicitation: Any = None, *options: str
+                     ) -> AsyncIterator[ClientSession]:
+    """A session with a new ``canal serve`` process in ``project``; ``options`` are more of
+    its arguments (``--checkpointer URL``)."""
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "canal", "serve", *options],
                                    cwd=str(project), env=environment(project))
     with (project / "server-stderr.log").open("a") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), \
@@ -81,9 +95,9 @@ def http_server(project: Path) -> Any:
 
 
 @contextlib.asynccontextmanager
-async def over_http(url: str) -> AsyncIterator[ClientSession]:
+async def over_http(url: str, elicitation: Any = None) -> AsyncIterator[ClientSession]:
     async with streamable_http_client(url) as (read, write, _), \
-            ClientSession(read, write) as session:
+            ClientSession(read, write, elicitation_callback=elicitation) as session:
         await session.initialize()
         yield session
 
@@ -160,6 +174,65 @@ def test_a_workflow_runs_to_completion_over_http(project: Path) -> None:
         anyio.run(drive, lambda: over_http(url), project)
 
 
+# create_project waits inside its call, so inside the run's writer lock, until the test
+# lets it go: a second writer arrives while the first is certainly at work.
+HOLDING_TOOLS = TOOLS_MODULE.replace("def create_project(**kwargs):\n", """\
+def create_project(**kwargs):
+    import time
+    here = pathlib.Path(__file__).parent
+    (here / "inside").touch()
+    deadline = time.monotonic() + 60
+    while not (here / "release").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+""")
+
+
+def test_two_servers_on_one_store_serve_one_run_with_one_writer(
+        project: Path, cli: Cli, store_args: list[str]) -> None:
+    (project / "project_tools.py").write_text(HOLDING_TOOLS)
+    first = {"project_name": "first", "host": "first.example.com"}
+    second = {"project_name": "second", "host": "second.example.com"}
+    won: dict[str, Any] = {}
+
+    async def advance_first(session: ClientSession) -> None:
+        won.update(await call(session, "advance", thread_id="t", gate_data=first))
+
+    async def go() -> None:
+        async with over_stdio(project, None, *store_args) as one, \
+                over_stdio(project, None, *store_args) as two:
+            started = await call(one, "start", workflow="create-project", thread_id="t")
+            before = await call(two, "current", thread_id="t")  # the other server reads it
+            assert before["step"] == started["step"]
+            async with anyio.create_task_group() as group:
+                group.start_soon(advance_first, one)
+                with anyio.fail_after(30):
+                    while not (project / "inside").exists():
+                        await anyio.sleep(0.02)
+                lost = await call(two, "advance", thread_id="t", gate_data=second)
+                assert lost["error"]["code"] == "conflict"
+                assert lost == cli(*store_args, "advance", "t", "--gate-data",
+                                   json.dumps(second)).json  # the CLI's very document
+                held = await call(two, "current", thread_id="t")
+                assert [step["data"]["project_name"] for step in held["completed"]] == [
+                    "first"]  # the loser's answer changed nothing
+                assert held["errors"][0]["message"].startswith(
+                    "another process is running this step right now")  # not "stopped"
+                (project / "release").touch()
+            assert won["status"] == "awaiting_input" and won["step"]["id"] == "summary"
+            now = await call(two, "current", thread_id="t")
+            assert [step["step"] for step in now["completed"]] == [
+                "collect-project-info", "create-project", "create-role"]
+            assert now["completed"][0]["data"]["project_name"] == "first"
+            done = await call(two, "advance", thread_id="t")  # the other server finishes it
+            assert done["status"] == "completed"
+            assert await call(one, "current", thread_id="t") == \
+                await call(two, "current", thread_id="t")
+
+    anyio.run(go)
+    assert [(name, kwargs.get("name")) for name, kwargs in tool_calls(project)] == [
+        ("create_project", "first"), ("create_role", None)]
+
+
 def test_a_tool_that_prints_does_not_corrupt_the_stdio_stream(project: Path) -> None:
     tools = project / "project_tools.py"
     tools.write_text(tools.read_text().replace(
@@ -176,6 +249,29 @@ def test_a_tool_that_prints_does_not_corrupt_the_stdio_stream(project: Path) -> 
     anyio.run(go)
     stderr = (project / "server-stderr.log").read_text()
     assert "chatty tool" in stderr and "chatty child" in stderr
+
+
+def test_a_tool_server_starts_once_for_every_advance_of_a_server(
+        project: Path, cli: Cli, toolbox: Toolbox) -> None:
+    toolbox.add("alpha", [{"name": "make", "inputSchema": schema("name", name="string")}])
+    write_workflow(project / "workflows", "remote", {
+        "01-ask.md": {"type": "interactive", "gate": {"schema": {
+            "name": {"type": "string", "required": True}}}},
+        "02-make.md": {"type": "automated", "automation": {
+            "tool": "make", "input_mapping": {"name": "{{gate.ask.name}}"}}}})
+    assert cli("discover").json["status"] == "ok"
+    starts = toolbox.starts("alpha")
+
+    async def go() -> None:
+        async with over_stdio(project) as session:
+            for thread in ("a", "b", "c"):
+                await call(session, "start", workflow="remote", thread_id=thread)
+                done = await call(session, "advance", thread_id=thread, gate_data={"name": thread})
+                assert done["status"] == "completed", done
+
+    anyio.run(go)
+    assert toolbox.starts("alpha") == starts + 1
+    assert [c["arguments"]["name"] for c in toolbox.calls("alpha")] == ["a", "b", "c"]
 
 
 def test_bad_arguments_and_unknown_tools_answer_the_error_document(project: Path) -> None:
@@ -220,9 +316,14 @@ def test_print_config_gives_absolute_paths_that_run(project: Path, tmp_path: Pat
     assert Path(entry["command"]).is_absolute() and Path(entry["cwd"]) == project.resolve()
     args = entry["args"]
     assert args[:3] == ["-m", "canal", "serve"]
-    for flag in ("--workflows", "--home"):
+    for flag in ("--workflows", "--home", "--mcp-config"):
         assert Path(args[args.index(flag) + 1]).is_absolute()
     assert args[args.index("--workflows") + 1] == str((project / "workflows").resolve())
+    assert "--checkpointer" not in args  # the default store: under --home
+    other = f"sqlite:///{tmp_path / 'other' / 'state.db'}"
+    chosen = Cli(project, {**environment(project), "CANAL_CHECKPOINTER": other})
+    chosen_args = chosen("serve", "--print-config").json["mcpServers"]["canal"]["args"]
+    assert chosen_args[chosen_args.index("--checkpointer") + 1] == other
 
     elsewhere = tmp_path / "elsewhere"  # the paths work from any directory
     elsewhere.mkdir()
@@ -287,6 +388,22 @@ def test_a_client_that_can_elicit_gets_the_gate_as_a_form(project: Path) -> None
     assert schema["properties"]["size"] == {"type": "string", "enum": ["s", "m"],
                                             "default": "s"}
     assert schema["properties"]["project_name"]["description"] == "Project name"
+
+
+def test_a_client_over_http_answers_the_gate_in_a_form(project: Path) -> None:
+    write_workflow(project / "workflows", "flat", FLAT)
+    person = Person(("accept", GOOD))
+
+    async def go(url: str) -> None:
+        async with over_http(url, person) as session:
+            accepted = await call(session, "start", workflow="flat", thread_id="f")
+            assert accepted["status"] == "awaiting_input" and accepted["step"]["id"] == "done"
+            done = await call(session, "advance", thread_id="f")
+            assert done["status"] == "completed"
+
+    with http_server(project) as url:
+        anyio.run(go, url)
+    assert [message for message, _ in person.forms] == ["Ask for the project."]
 
 
 def test_a_client_without_elicitation_is_never_asked(project: Path) -> None:

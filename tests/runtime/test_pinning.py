@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import yaml
 
-from canal import RunStateError, WorkflowNotFound
+from canal import RunStateError, WorkflowInvalid, WorkflowNotFound
 from tests.conftest import project_steps, write_workflow
 
 VALID = {"project_name": "p", "host": "p.example.com"}
@@ -49,6 +49,24 @@ def test_edits_and_deletions_on_disk_never_change_a_run(folder, make_canal, reco
     gone = make_canal().current("t")
     assert gone.definition["on_disk"] is None and gone.definition["changed"] is True
     assert make_canal().advance("t").status == "completed"
+
+
+def test_one_canal_starts_each_run_on_the_definition_on_disk_then(folder, make_canal, recorder):
+    canal = make_canal()  # a long-lived process (canal serve) keeps one Canal
+    for thread in ("a", "b"):
+        canal.start("create-project", thread_id=thread)
+    digest = canal.current("a").definition["digest"]
+    assert canal.current("b").definition["digest"] == digest
+    edit(folder, "03-create-role.md", rename_role_argument)
+    canal.start("create-project", thread_id="c")
+    assert canal.current("c").definition["digest"] != digest
+    canal.advance("c", VALID)
+    assert "renamed" in recorder.calls[1][1]
+    canal.advance("a", VALID)
+    assert "label" in recorder.calls[3][1]  # a run keeps its own definition
+    edit(folder, "03-create-role.md", lambda front, body: ({**front, "type": "nope"}, body))
+    with pytest.raises(WorkflowInvalid):
+        canal.start("create-project", thread_id="d")
 
 
 def test_a_compatible_migration_moves_the_run(folder, make_canal, recorder):
