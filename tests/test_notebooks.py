@@ -44,7 +44,7 @@ def test_embedding(tmp_path):
     assert "Said: hello Grace\ncompleted HELLO GRACE\n" in text
     # streamed with top-level await: one update per step, the tool's events as it runs
     assert ("step run.begin\nstep ask\ntool greet started \ntool greet finished True\n"
-            "step greet.call\nstep __interrupt__\ncompleted\n") in text
+            "step greet\nstep __interrupt__\ncompleted\n") in text
     # an agent (LangChain's create_agent, an offline model) through canal's tools
     assert "['start', 'advance', 'advance']\ncompleted {'text': 'hello Edsger'}\n" in text
     # the graph, as Mermaid for Jupyter to render

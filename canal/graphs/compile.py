@@ -58,8 +58,6 @@ def build_graph(spec: WorkflowSpec, deps: Deps) -> StateGraph:
         if step.type == "automated":
             here, call, recover = step.id, call_node(step.id), recovery_node(step.id)
             anywhere.append(recover)
-            add(here, confirmation(spec, step, deps), call, here, recover, COMPENSATE,
-                step=step, role="confirm")
             done = onward
             if step.verify is not None:
                 check = verify_node(step.id)
@@ -67,7 +65,10 @@ def build_graph(spec: WorkflowSpec, deps: Deps) -> StateGraph:
                 add(check, verification(spec, step, deps), onward, recover, step=step,
                     role="verify")
                 done = {check: "verify"}
-            add(call, automated(spec, step, deps), done, recover, step=step, role="call")
+            calls = automated(spec, step, deps)
+            add(here, confirmation(spec, step, deps, calls), call, done, here, recover,
+                COMPENSATE, step=step)
+            add(call, calls, done, recover, step=step, role="call")
             back = {s.id: "edit" for s in spec.steps[:spec.steps.index(step)]
                     if s.type == "interactive"}
             add(recover, recovery(spec, step, deps), here, onward, recover, COMPENSATE, back,

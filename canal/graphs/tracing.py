@@ -6,14 +6,14 @@ the node, whose metadata and tags say which step it belongs to::
     metadata  canal_workflow   the workflow's name
               canal_step       the step id (absent on run.begin and abort.compensate)
               canal_step_type  interactive | automated | notification
-              canal_node       step | confirm | call | verify | recover | begin |
-                               compensate
+              canal_node       step | call | verify | recover | begin | compensate
               canal_tool       the tool an automated step calls
     tags      canal, canal:workflow:<name>, canal:step:<id>, canal:type:<type>,
               canal:tool:<tool>
 
 An interactive or notification step is one node (``canal_node: step``); an automated step
-is three: ``<id>`` (``confirm``), ``<id>.call`` (``call``, the span of the tool call) and
+is three: ``<id>`` (``step``: it makes the tool call, or first asks for a confirmation when
+the step needs one), ``<id>.call`` (``call``: the tool call after a confirmation) and
 ``<id>.recover`` (``recover``, only when the call failed), and ``<id>.verify``
 (``verify``) for a step that reads back its call. Each step also leaves a
 ``canal.span:<step>`` run whose metadata holds its span (``canal.nodes.spans``). The

@@ -1,9 +1,10 @@
 """Automated steps: resolve the input mapping from state, call the tool, store the result.
 
 Each automated step is three nodes, four with a read-back: the step's own name
-(``canal.nodes.confirmation``), ``<id>.call`` (this module's ``automated``), ``<id>.verify``
-(``canal.nodes.verify``) and ``<id>.recover`` (``canal.nodes.recovery``), where a failed
-step parks the run with an ``action`` gate.
+(``canal.nodes.confirmation``, which makes the call itself unless it must first ask for a
+confirmation), ``<id>.call`` (this module's ``automated``, the call after a confirmation),
+``<id>.verify`` (``canal.nodes.verify``) and ``<id>.recover`` (``canal.nodes.recovery``),
+where a failed step parks the run with an ``action`` gate.
 
 Crash safety (DESIGN.md §3). Each call has a key, ``<thread>:<step>:<attempt>``, where the
 attempt grows only when a person answers ``retry`` to a failed call. Once the tool is ready

@@ -7,6 +7,13 @@ step says ``confirm: true``, or its tool is marked ``destructiveHint: true``). T
 once per attempt for ``{"confirm": true}``; ``false`` parks the run as failed with the
 ``action`` gate (``retry`` asks again). A step already confirmed for the current attempt
 (a resend after a crash) passes straight through.
+
+Passing straight through, the node makes the call itself (``call``, the node function of
+``<id>.call``): nothing needs saving between the two, and a step that runs whole in one
+node costs the run one LangGraph step and one checkpoint fewer. ``<id>.call`` runs as a node
+of its own only after a confirmation, whose answer is saved before the call goes out. Either
+way the call journal keys the call by step and attempt, so a node run again after a crash
+replays the call's outcome rather than calling twice.
 """
 
 from __future__ import annotations
@@ -27,8 +34,9 @@ from canal.nodes.moves import go_abort
 from canal.spec.models import StepSpec, WorkflowSpec
 
 
-def confirmation(spec: WorkflowSpec, step: StepSpec,
-                 deps: Deps) -> Callable[[dict[str, Any]], Command]:
+def confirmation(spec: WorkflowSpec, step: StepSpec, deps: Deps,
+                 call: Callable[[dict[str, Any]], Command]) -> Callable[[dict[str, Any]],
+                                                                         Command]:
     assert step.automation is not None
     tool = step.automation.tool
 
@@ -36,7 +44,7 @@ def confirmation(spec: WorkflowSpec, step: StepSpec,
         attempt = (state.get("attempts") or {}).get(step.id, 0)
         if (step.id not in (state.get("confirm_steps") or [])
                 or (state.get("confirmed") or {}).get(step.id) == attempt):
-            return Command(goto=call_node(step.id))
+            return call(state)
         value = ask(spec, state, deps)
         paused = {"pauses": 1}
         if is_abort(value):

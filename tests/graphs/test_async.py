@@ -129,14 +129,14 @@ def test_updates_stream_one_entry_per_step(tmp_path, workflows):
             Command(resume={"name": "n"}), config(), stream_mode="updates")]
 
     chunks = asyncio.run(scenario())
-    assert [next(iter(c)) for c in chunks] == ["ask", "make.call", "role.call", "__interrupt__"]
-    assert chunks[1]["make.call"]["result"] == {"make": {"arguments": {"name": "n"}}}
+    assert [next(iter(c)) for c in chunks] == ["ask", "make", "role", "__interrupt__"]
+    assert chunks[1]["make"]["result"] == {"make": {"arguments": {"name": "n"}}}
     # The same through the synchronous stream, with several modes and version 2 parts.
     graph.invoke({}, config("u"))
     parts = list(graph.stream(Command(resume={"name": "n"}), config("u"),
                               stream_mode=["updates", "custom"], version="v2"))
     updates = [next(iter(p["data"])) for p in parts if p["type"] == "updates"]
-    assert updates == ["ask", "make.call", "role.call", "__interrupt__"]
+    assert updates == ["ask", "make", "role", "__interrupt__"]
     assert [p["data"]["phase"] for p in parts if p["type"] == "custom"] == [
         "started", "finished", "started", "finished"]
 

@@ -201,8 +201,12 @@ def test_a_confirmation_step_shows_the_call_and_waits(workflows, graph_of, recor
     assert pause(declined).value["errors"][0]["kind"] == "declined"
     asked_again = graph.invoke(Command(resume={"action": "retry"}), config())
     assert pause(asked_again).value["step"]["call"]["tool"] == "create_role"
-    done = graph.invoke(Command(resume={"confirm": True}), config())
-    assert pause(done).value["step"]["id"] == "summary"
+    # Confirmed: the answer is saved by the step's node, then its call node makes the call
+    # (a step that needs no confirmation makes it in its own node).
+    updates = [next(iter(chunk)) for chunk in graph.stream(
+        Command(resume={"confirm": True}), config(), stream_mode="updates")]
+    assert updates == ["create-role", "create-role.call", "__interrupt__"]
+    assert graph.get_state(config()).values["cursor"] == "summary"
     assert [name for name, _ in recorder.calls] == ["create_project", "create_role"]
 
 

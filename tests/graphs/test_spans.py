@@ -58,16 +58,17 @@ def test_each_step_node_is_one_span_with_its_step_metadata_and_tags(workflows, t
     by_name = {name: (tags, meta) for name, tags, meta in spans.nodes()}
     names = [name for name, _, meta in spans.nodes()]
     # "ask" runs twice: it pauses, and runs again from its first line when answered.
-    assert names == ["run.begin", "ask", "ask", "make", "make.call", "done"]
+    # "make" needs no confirmation, so its own node makes the call ("make.call" would
+    # make it after a confirmation).
+    assert names == ["run.begin", "ask", "ask", "make", "done"]
     assert by_name["run.begin"][1] == {"canal_workflow": "flow", "canal_node": "begin"}
     assert by_name["ask"][1] == {"canal_workflow": "flow", "canal_node": "step",
                                  "canal_step": "ask", "canal_step_type": "interactive"}
-    assert by_name["make.call"][1] == {
-        "canal_workflow": "flow", "canal_node": "call", "canal_step": "make",
+    assert by_name["make"][1] == {
+        "canal_workflow": "flow", "canal_node": "step", "canal_step": "make",
         "canal_step_type": "automated", "canal_tool": "make_project"}
     assert {"canal", "canal:workflow:flow", "canal:step:make", "canal:type:automated",
-            "canal:tool:make_project"} <= set(by_name["make.call"][0])
-    assert by_name["make"][1]["canal_node"] == "confirm"
+            "canal:tool:make_project"} <= set(by_name["make"][0])
     assert by_name["done"][1]["canal_step_type"] == "notification"
 
 
@@ -84,8 +85,7 @@ def test_spans_are_the_same_under_ainvoke(workflows, tmp_path):
     steps = [(name, meta.get("canal_step"), meta.get("canal_tool"))
              for name, _, meta in spans.nodes()]
     assert steps == [("run.begin", None, None), ("ask", "ask", None), ("ask", "ask", None),
-                     ("make", "make", "make_project"), ("make.call", "make", "make_project"),
-                     ("done", "done", None)]
+                     ("make", "make", "make_project"), ("done", "done", None)]
 
 
 def test_each_step_leaves_a_span_run_whose_metadata_holds_its_fields(workflows, tmp_path):
