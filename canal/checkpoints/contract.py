@@ -104,6 +104,12 @@ class Store(RunRegistry, Definitions, CallJournal, RunLock, Protocol):
         (``canal.checkpoints.heads``)."""
         ...
 
+    def since(self, thread_id: str, after: str | None) -> list[Any]:
+        """The run's checkpoints (``CheckpointTuple``s, pending writes not needed) newer
+        than checkpoint ``after`` (None: all of them), newest first; a backend may give
+        older ones too (a saver lists them all)."""
+        ...
+
     def forget(self, thread_id: str) -> int:
         """Delete a run: its checkpoints, registry row and journal; the checkpoints removed."""
         ...

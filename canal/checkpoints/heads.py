@@ -104,34 +104,48 @@ class Heads(Protocol):
         saver can read it."""
         ...
 
+    def since(self, thread_id: str, after: str | None) -> list[Head]:
+        """The run's checkpoints newer than checkpoint ``after`` (None: all), newest first,
+        without their pending writes; Unreadable when only the saver can read them."""
+        ...
+
 
 class SqliteHeads:
     """Heads from ``SqliteSaver``'s tables (the store's own connection and lock)."""
+
+    SQL = ("SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints "
+           "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id > ? "
+           "ORDER BY checkpoint_id DESC")
 
     def __init__(self, db: Database, sealer: Any) -> None:
         self.db = db
         self.sealer = sealer
 
     def head(self, thread_id: str) -> Head | None:
-        import sqlite3
-
-        try:
-            rows, _ = self.db.execute(
-                "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints "
-                "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
-                (thread_id, ROOT_NS))
-            if not rows:
-                return None
-            checkpoint_id, parent_id, form, data = rows[0]
-            writes, _ = self.db.execute(
-                "SELECT task_id, channel, type, value, task_path, idx FROM writes "
-                "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                (thread_id, ROOT_NS, checkpoint_id))
-        except sqlite3.OperationalError as exc:  # no such table, or a column: an older
-            raise Unreadable(str(exc)) from exc  # saver's layout
+        rows = self._rows(self.SQL + " LIMIT 1", (thread_id, ROOT_NS, ""))
+        if not rows:
+            return None
+        checkpoint_id, parent_id, form, data = rows[0]
+        writes = self._rows(
+            "SELECT task_id, channel, type, value, task_path, idx FROM writes "
+            "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (thread_id, ROOT_NS, checkpoint_id))
         return _head(thread_id, checkpoint_id, parent_id, loads(form, data, self.sealer),
                      [_write(t, c, f, v, self.sealer)
                       for t, c, f, v, _, _ in sorted(writes, key=lambda w: (w[4], w[0], w[5]))])
+
+    def since(self, thread_id: str, after: str | None) -> list[Head]:
+        rows = self._rows(self.SQL, (thread_id, ROOT_NS, after or ""))
+        return [_head(thread_id, checkpoint_id, parent_id, loads(form, data, self.sealer), [])
+                for checkpoint_id, parent_id, form, data in rows]
+
+    def _rows(self, sql: str, params: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        import sqlite3
+
+        try:
+            return self.db.execute(sql, params)[0]
+        except sqlite3.OperationalError as exc:  # no such table, or a column: an older
+            raise Unreadable(str(exc)) from exc  # saver's layout
 
 
 class PostgresHeads:
@@ -145,28 +159,38 @@ class PostgresHeads:
              JOIN checkpoint_blobs b ON b.thread_id = c.thread_id
                  AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key
                  AND b.version = v.value),
-            (SELECT array_agg(array[w.task_id::bytea, w.channel::bytea, w.type::bytea,
+            {writes}
+        FROM checkpoints c WHERE c.thread_id = %s AND c.checkpoint_ns = %s
+            AND c.checkpoint_id > %s
+        ORDER BY c.checkpoint_id DESC"""
+    WRITES = """(SELECT array_agg(array[w.task_id::bytea, w.channel::bytea, w.type::bytea,
                                     w.blob, convert_to(w.task_path, 'UTF8'),
                                     w.idx::text::bytea])
              FROM checkpoint_writes w WHERE w.thread_id = c.thread_id
-                 AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id)
-        FROM checkpoints c WHERE c.thread_id = %s AND c.checkpoint_ns = %s
-        ORDER BY c.checkpoint_id DESC LIMIT 1"""
+                 AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id)"""
 
     def __init__(self, db: Database, sealer: Any) -> None:
         self.db = db
         self.sealer = sealer
 
     def head(self, thread_id: str) -> Head | None:
+        found = self._heads(self.SQL.format(writes=self.WRITES) + " LIMIT 1", thread_id, "")
+        return found[0] if found else None
+
+    def since(self, thread_id: str, after: str | None) -> list[Head]:
+        return self._heads(self.SQL.format(writes="NULL"), thread_id, after or "")
+
+    def _heads(self, sql: str, thread_id: str, after: str) -> list[Head]:
         import psycopg
 
         try:
-            rows, _ = self.db.execute(self.SQL, (thread_id, ROOT_NS))
+            rows, _ = self.db.execute(sql, (thread_id, ROOT_NS, after))
         except psycopg.errors.UndefinedTable as exc:  # the saver never made its tables
             raise Unreadable(str(exc)) from exc
-        if not rows:
-            return None
-        checkpoint_id, parent_id, checkpoint, blobs, writes = rows[0]
+        return [self._head(thread_id, *row) for row in rows]
+
+    def _head(self, thread_id: str, checkpoint_id: str, parent_id: str | None,
+              checkpoint: dict[str, Any], blobs: Any, writes: Any) -> Head:
         values = dict(checkpoint.get("channel_values") or {})
         for channel, form, data in blobs or []:
             if form.decode() != "empty":
@@ -176,4 +200,3 @@ class PostgresHeads:
                      {**checkpoint, "channel_values": values},
                      [_write(t.decode(), c.decode(), f.decode(), v, self.sealer)
                       for t, c, f, v, _, _ in ordered])
-

@@ -44,6 +44,17 @@ class CanalStore:
         return self.saver().get_tuple({"configurable": {"thread_id": thread_id,
                                                         "checkpoint_ns": ""}})
 
+    def since(self, thread_id: str, after: str | None) -> list[Any]:
+        """The run's checkpoints newer than ``after`` (None: all), newest first: from the
+        tables when ``heads`` can read them, else every one from the saver."""
+        if self.heads is not None:
+            try:
+                return self.heads.since(thread_id, after)
+            except Unreadable:
+                pass
+        return list(self.saver().list({"configurable": {"thread_id": thread_id,
+                                                        "checkpoint_ns": ""}}))
+
     def register(self, thread_id: str, workflow: str, created_at: str) -> bool:
         added = self.tables.register(thread_id, workflow, created_at)
         failpoint("after-register")  # registered, the run's first state not saved yet

@@ -333,7 +333,6 @@ class Canal:
         from canal.runtime.log import head_id, run_log
 
         graph = self._graph(spec)
-        saver = self.store.saver()
         since = head_id(self.store, thread_id)
         try:
             with _untraced_if_sensitive(spec):
@@ -341,7 +340,7 @@ class Canal:
         finally:
             self.tools.close()
         after = self.values(thread_id)
-        new = run_log(saver, thread_id, since)
+        new = run_log(self.store, thread_id, since)
         executed = [{**{k: v for k, v in e.items() if k not in ("kind", "at")},
                      **({"compensation": True} if e["kind"] == "compensate" else {})}
                     for e in new if e["kind"] in ("tool", "compensate")]

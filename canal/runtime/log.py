@@ -11,7 +11,8 @@ them on the next ``invoke`` without running the node again, whatever the new inp
 a dead process's ``retry`` would beat a person's ``abort``. ``unsaved`` finds them, so
 ``current`` can describe them and the facade can drop them before it applies an answer.
 
-Only the checkpointer is read; LangGraph's graph engine is not imported.
+Only the checkpointer is read, through the store (``Store.since``, ``Store.head``), which
+reads SQLite's and PostgreSQL's tables without LangGraph.
 """
 
 from __future__ import annotations
@@ -19,13 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 
-def run_log(saver: Any, thread_id: str, since: str | None = None) -> list[dict[str, Any]]:
+def run_log(store: Any, thread_id: str, since: str | None = None) -> list[dict[str, Any]]:
     """The log entries of ``thread_id``, oldest first; with ``since`` (a checkpoint id on
     the chain), only those of the checkpoints after it."""
-    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
     chunks: list[list[dict[str, Any]]] = []
     wanted: str | None = None
-    for found in saver.list(config):  # newest first, so the chain is read in one pass
+    for found in store.since(thread_id, since):  # newest first: the chain in one pass
         checkpoint_id = found.config["configurable"]["checkpoint_id"]
         if wanted is None and not chunks:
             wanted = checkpoint_id

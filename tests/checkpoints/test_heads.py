@@ -75,6 +75,13 @@ def test_every_state_of_a_run_reads_as_the_saver_reads_it(url, tmp_path, recorde
     heads.append(same_head(store, thread))
     assert len({h.config["configurable"]["checkpoint_id"] for h in heads}) >= 4
     assert heads[-1].checkpoint["channel_values"]["status"] == "completed"
+    listed = list(store.saver().list({"configurable": {"thread_id": thread}}))
+    every = store.heads.since(thread, None)
+    assert [(h.config, h.parent_config, h.checkpoint) for h in every] == [
+        (t.config, t.parent_config, t.checkpoint) for t in listed]
+    after = heads[1].config["configurable"]["checkpoint_id"]
+    newer = [h.config for h in every].index(heads[1].config)  # newest first
+    assert newer > 0 and store.heads.since(thread, after) == every[:newer]
     # A node's writes left pending (its process died before the next checkpoint).
     store.saver().put_writes(heads[-1].config, [("log", [{"kind": "step", "n": 1}]),
                                                 ("status", "running")], "task-1")

@@ -111,13 +111,20 @@ def test_bad_ages(text):
         parse_age(text)
 
 
-def test_history_reads_a_run_saved_when_each_checkpoint_held_the_whole_log():
+@pytest.mark.parametrize("kind", ["saver", "sqlite"])
+def test_history_reads_a_run_saved_when_each_checkpoint_held_the_whole_log(kind, tmp_path):
+    """Through a saver object (read by the saver) and SQLite (read from its tables)."""
     from langgraph.checkpoint.base import empty_checkpoint
     from langgraph.checkpoint.memory import InMemorySaver
 
+    from canal.checkpoints import open_store
     from canal.runtime.log import run_log
 
-    saver = InMemorySaver()
+    if kind == "saver":
+        store = open_store(InMemorySaver(), home=tmp_path)
+    else:
+        store = open_store(f"sqlite:///{tmp_path / 'state.db'}")
+    saver = store.saver()
     config = {"configurable": {"thread_id": "old", "checkpoint_ns": ""}}
     logs = [[{"kind": "start"}], [{"kind": "start"}, {"kind": "submit"}],
             [{"kind": "start"}, {"kind": "submit"}, {"kind": "tool"}]]
@@ -126,4 +133,4 @@ def test_history_reads_a_run_saved_when_each_checkpoint_held_the_whole_log():
         checkpoint["channel_values"] = {"log": log}
         checkpoint["channel_versions"] = {"log": number + 1}
         config = saver.put(config, checkpoint, {"step": number}, {"log": number + 1})
-    assert [e["kind"] for e in run_log(saver, "old")] == ["start", "submit", "tool"]
+    assert [e["kind"] for e in run_log(store, "old")] == ["start", "submit", "tool"]
