@@ -117,7 +117,11 @@ class Ranking:
     """A BM25 ranking of ``entries``, built once and asked many queries."""
 
     def __init__(self, entries: Sequence[Entry]) -> None:
+        import logging
+
         import bm25s
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # its progress is not canal's
 
         self.entries = list(entries)
         documents = [words(e.texts[0] + "\n" + "\n".join(e.texts)) for e in self.entries]
