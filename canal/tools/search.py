@@ -56,6 +56,8 @@ def words(text: str) -> list[str]:
     for raw in raws:
         word = _NORMAL.get(raw)
         if word is None:
+            if len(_NORMAL) > 100_000:  # a long-lived server's queries: keep it bounded
+                _NORMAL.clear()
             word = _NORMAL[raw] = _normal(raw.lower())
         if word:
             found.append(word)
