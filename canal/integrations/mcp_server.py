@@ -11,7 +11,7 @@ that document as JSON text. A refusal is the error document (``status: error`` w
 The server keeps no run state: every call goes through the one ``Canal`` of this process
 over the store, so several servers and CLI processes can serve the same runs (one writer at
 a time, canal's usual lock). Calls run one at a time in a worker thread, so the event loop
-never blocks. The workflows' MCP tool servers stay connected between calls (started once,
+never blocks. The MCP tool servers stay connected between calls (started once,
 not once per ``advance``) and end with this server. Under stdio, standard output belongs
 to the protocol: ``serve_stdio`` moves anything else written to it (a tool's ``print``, a
 child process) onto stderr.

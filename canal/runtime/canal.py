@@ -140,6 +140,7 @@ class Canal:
         """Keep the tool servers' sessions open from one operation to the next, until
         ``close``: in a long-lived process (``canal serve``) each MCP tool server starts
         once, not once per operation. Without this, every operation ends its sessions."""
+        self.tool_commands.keep_sessions()  # canal call's own
         if not isinstance(self.tools, HeldOpen):
             self.tools = HeldOpen(self.tools)
             self._graphs.clear()  # they were compiled with the client they call through
@@ -149,6 +150,7 @@ class Canal:
         still be used; both reopen)."""
         if isinstance(self.tools, HeldOpen):
             self.tools.release()
+        self.tool_commands.release()
         if self._store is not None:
             self._store.close()
             self._store = None

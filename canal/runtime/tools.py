@@ -25,6 +25,19 @@ class ToolCommands:
         self.tool_cache = tool_cache
         # False: runs call a ToolClient passed in, which may know tools the cache does not
         self.routes_tools = routes_tools
+        self._held: Any = None  # the MCP connections call keeps (keep_sessions), or None
+        self._keep = False
+
+    def keep_sessions(self) -> None:
+        """Keep ``call``'s MCP sessions open from one call to the next, until ``release``
+        (``Canal.keep_tool_sessions``: a long-lived process starts each server once)."""
+        self._keep = True
+
+    def release(self) -> None:
+        """End the sessions ``call`` kept."""
+        held, self._held = self._held, None
+        if held is not None:
+            held.close()
 
     def discover(self) -> dict[str, Any]:
         """Sync every configured MCP server's tools into the cache; the change summary, with
@@ -209,11 +222,15 @@ class ToolCommands:
                                "dropped": check.dropped}
         if not check.accepted:
             return {"status": "rejected", **out}
-        connections = McpConnections(load_servers(self.settings.mcp_config), self.settings.logs)
+        connections = self._held or McpConnections(load_servers(self.settings.mcp_config),
+                                                   self.settings.logs)
+        if self._keep:
+            self._held = connections
         try:
             result = connections.call(meta.server, meta.tool, check.data)
         finally:
-            connections.close()
+            if not self._keep:
+                connections.close()
         return {"status": "ok", **out, "arguments": check.data, "result": result}
 
 

@@ -102,9 +102,9 @@ async def over_http(url: str, elicitation: Any = None) -> AsyncIterator[ClientSe
         yield session
 
 
-async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
-    """The tool's structured result, checked to equal its text content."""
-    result = await session.call_tool(tool, arguments)
+async def call(session: ClientSession, name: str, **arguments: Any) -> dict[str, Any]:
+    """The structured result of tool ``name``, checked to equal its text content."""
+    result = await session.call_tool(name, arguments)
     assert not result.isError, result
     document = result.structuredContent
     assert document is not None
@@ -251,7 +251,7 @@ def test_a_tool_that_prints_does_not_corrupt_the_stdio_stream(project: Path) -> 
     assert "chatty tool" in stderr and "chatty child" in stderr
 
 
-def test_a_tool_server_starts_once_for_every_advance_of_a_server(
+def test_a_tool_server_starts_once_for_every_advance_and_call_of_a_server(
         project: Path, cli: Cli, toolbox: Toolbox) -> None:
     toolbox.add("alpha", [{"name": "make", "inputSchema": schema("name", name="string")}])
     write_workflow(project / "workflows", "remote", {
@@ -268,10 +268,13 @@ def test_a_tool_server_starts_once_for_every_advance_of_a_server(
                 await call(session, "start", workflow="remote", thread_id=thread)
                 done = await call(session, "advance", thread_id=thread, gate_data={"name": thread})
                 assert done["status"] == "completed", done
+            for name in ("d", "e"):  # the call tool keeps its session too
+                made = await call(session, "call", tool="make", args={"name": name})
+                assert made["status"] == "ok", made
 
     anyio.run(go)
-    assert toolbox.starts("alpha") == starts + 1
-    assert [c["arguments"]["name"] for c in toolbox.calls("alpha")] == ["a", "b", "c"]
+    assert toolbox.starts("alpha") == starts + 2  # one for the runs, one for canal call
+    assert [c["arguments"]["name"] for c in toolbox.calls("alpha")] == ["a", "b", "c", "d", "e"]
 
 
 def test_bad_arguments_and_unknown_tools_answer_the_error_document(project: Path) -> None:
