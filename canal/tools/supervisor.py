@@ -57,6 +57,8 @@ class _Stop(Exception):
 
 
 def _raise_stop(signum: int, frame: object) -> None:
+    for number in _STOP_SIGNALS:  # a second signal must not cut the stop short
+        signal.signal(number, signal.SIG_IGN)
     raise _Stop
 
 
