@@ -341,8 +341,9 @@ class Canal:
                 self._run_graph(graph, graph_input, config_of(thread_id))
         finally:
             self.tools.close()
-        after = self.values(thread_id)
-        new = run_log(self.store, thread_id, since)
+        made = self.store.since(thread_id, since)  # newest first: the first is the head
+        after = dict(made[0].checkpoint["channel_values"]) if made else self.values(thread_id)
+        new = run_log(made, since)
         executed = [{**{k: v for k, v in e.items() if k not in ("kind", "at")},
                      **({"compensation": True} if e["kind"] == "compensate" else {})}
                     for e in new if e["kind"] in ("tool", "compensate")]

@@ -17,15 +17,17 @@ reads SQLite's and PostgreSQL's tables without LangGraph.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 
-def run_log(store: Any, thread_id: str, since: str | None = None) -> list[dict[str, Any]]:
-    """The log entries of ``thread_id``, oldest first; with ``since`` (a checkpoint id on
-    the chain), only those of the checkpoints after it."""
+def run_log(checkpoints: Iterable[Any], since: str | None = None) -> list[dict[str, Any]]:
+    """The log entries of a run, oldest first, from its ``checkpoints`` (newest first, as
+    ``Store.since`` gives them); with ``since`` (a checkpoint id on the chain), only those
+    of the checkpoints after it."""
     chunks: list[list[dict[str, Any]]] = []
     wanted: str | None = None
-    for found in store.since(thread_id, since):  # newest first: the chain in one pass
+    for found in checkpoints:  # newest first: the chain in one pass
         checkpoint_id = found.config["configurable"]["checkpoint_id"]
         if wanted is None and not chunks:
             wanted = checkpoint_id

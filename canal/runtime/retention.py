@@ -63,7 +63,7 @@ class Retention:
         spec, values = self.reader.run(thread_id)
         masker = masker_of(spec, values, self.reader.sealer).naming(thread_id)
         status = view_of(spec, values, None).status  # the envelope's word for it
-        entries, spans = transitions(run_log(self.reader.store, thread_id))
+        entries, spans = transitions(run_log(self.reader.store.since(thread_id, None)))
         current = open_span(spec, values)
         return masker.document({"status": "ok", "thread_id": thread_id,
                                 "workflow": values.get("workflow"),
