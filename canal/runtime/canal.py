@@ -217,41 +217,12 @@ class Canal:
                  budget: int | None = None) -> list[dict[str, Any]]:
         """A report per workflow (default: every one, and every folder that leads outside the
         workflows folder, which is refused): ``{"workflow", "valid", "problems",
-        "warnings"}``. What the tool cache knows is checked too: a ``verify`` tool must not
-        be marked destructive, every call must fit its tool (errors,
-        ``canal.spec.tool_contract``), and a gate field that feeds a tool argument should
-        enforce its enum and type (a warning, ``canal.spec.tool_checks``). With ``budget``
-        (tokens), each report has ``budget``: ``[{"step", "chars", "tokens"}]`` per step
-        that waits for the agent, and a step over it is a warning (``canal.runtime.budget``)."""
-        from canal.spec import check_workflow
-        from canal.spec.loader import refused_workflows
-        from canal.spec.phases import read_back_problems
-        from canal.spec.tool_checks import tool_problems
-        from canal.spec.tool_contract import contract_problems
+        "warnings"}``, checked against the tool cache too, with ``budget`` (tokens) the
+        size of each step the agent reads (``canal.runtime.validation.reports``)."""
+        from canal.runtime.validation import reports
 
-        reports = []
-        for name in names or self.workflows():
-            spec, found = check_workflow(workflow_dir(self.settings.workflows, name))
-            if spec is not None:
-                found += read_back_problems(spec, self.tools.destructive)
-                found += tool_problems(spec, self.tool_commands.input_schema)
-                found += contract_problems(spec, self.tool_commands)
-            figures = None
-            if budget is not None and spec is not None:
-                from canal.runtime.budget import budget_of, budget_problems
-
-                figures = budget_of(spec)
-                found += budget_problems(spec, figures, budget)
-            problems = [p for p in found if not p.warning]
-            report = {"workflow": name, "valid": not problems, "problems": problems,
-                      "warnings": [p for p in found if p.warning]}
-            if budget is not None:
-                report["budget"] = figures or []
-            reports.append(report)
-        if not names:
-            reports += [{"workflow": p.path, "valid": False, "problems": [p], "warnings": []}
-                        for p in refused_workflows(self.settings.workflows)]
-        return reports
+        return reports(self.settings.workflows, names or self.workflows(),
+                       self.tools.destructive, self.tool_commands, budget, every=not names)
 
     def new_workflow(self, name: str, description: str | None = None,
                      from_tool: str | None = None) -> dict[str, Any]:
